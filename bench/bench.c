@@ -788,21 +788,22 @@ static void run_case(bench_state *st, const bcase *c0) {
  * median of the per-round ratios. 1 thread. BENCH_FILTER=rope runs only this section. */
 static attngen_shape mkshape(int h, int kvh, int d, attngen_mask mask, attngen_phase phase);
 
-static void rope_pair(bench_state *st, const char *label, const job *plain, const job *with, double target,
-                      FILE *csv) {
+/* section: the line prefix ("rope", "features"); min_rounds: the fewest interleaved rounds (long calls: fewer). */
+static void timed_pair(bench_state *st, const char *section, const char *label, const job *plain, const job *with,
+                       double target, int min_rounds, FILE *csv) {
   job jobs[2] = {*plain, *with};
   static double samples[2][MAX_SAMPLES];
   timing t[2];
   /* more rounds than the other cases (a ratio of two close times is what is asked): ~1.5 s per job, >= 7 rounds */
-  measure_set(jobs, 2, st->quick ? 0.5 : 1.5, 7, t, samples);
+  measure_set(jobs, 2, st->quick ? 0.5 : 1.5, min_rounds, t, samples);
   if (t[0].status != ATTNGEN_OK || t[1].status != ATTNGEN_OK) {
-    printf("rope: %-64s ERROR %s: %s\n", label, attngen_status_name(t[0].status ? t[0].status : t[1].status),
+    printf("%s: %-64s ERROR %s: %s\n", section, label, attngen_status_name(t[0].status ? t[0].status : t[1].status),
            attngen_last_error());
     st->errors++;
     return;
   }
   const double ratio = paired_ratio(samples[1], samples[0], t[0].samples);
-  printf("rope: %-64s %9.3f ms %9.3f ms %7.3fx", label, t[0].sec * 1e3, t[1].sec * 1e3, ratio);
+  printf("%s: %-64s %9.3f ms %9.3f ms %7.3fx", section, label, t[0].sec * 1e3, t[1].sec * 1e3, ratio);
   if (target > 0) printf("  (target <= %.2fx: %s)", target, ratio <= target ? "met" : "NOT MET");
   printf("\n");
   if (csv) {
@@ -853,11 +854,12 @@ static void run_rope(bench_state *st, const char *outdir) {
       s.kv.k_new = kn, s.kv.v_new = vn, s.kv.k_cache = kc, s.kv.v_cache = vc;
       s.q = q, s.o = o2;
       job plain = {RUN_KERNEL, &kplain, &sh, &a, 1, NULL, NULL, NULL, -1, NULL}, step = {RUN_STEP, &k, &sh, NULL, 1, &s, NULL, NULL, -1, NULL};
-      rope_pair(st, "decode h32/kv8/d128 kv=4096: attention alone vs fused step", &plain, &step, 1.05, csv);
+      timed_pair(st, "rope", "decode h32/kv8/d128 kv=4096: attention alone vs fused step", &plain, &step, 1.05, 7,
+                 csv);
       attngen_args ar = a;
       ar.o = o2;
       job rot = {RUN_KERNEL, &k, &sh, &ar, 1, NULL, NULL, NULL, -1, NULL};
-      rope_pair(st, "decode h32/kv8/d128 kv=4096: attention alone vs with q rotated", &plain, &rot, 0, csv);
+      timed_pair(st, "rope", "decode h32/kv8/d128 kv=4096: attention alone vs with q rotated", &plain, &rot, 0, 7, csv);
       attngen_free(q), attngen_free(kc), attngen_free(vc), attngen_free(kn), attngen_free(vn), attngen_free(o1), attngen_free(o2);
     }
   }
@@ -886,7 +888,7 @@ static void run_rope(bench_state *st, const char *outdir) {
     job plain = {RUN_KERNEL, &kplain, &sh, &a, 1, NULL, NULL, NULL, -1, NULL}, rot = {RUN_KERNEL, &k, &sh, &ar, 1, NULL, NULL, NULL, -1, NULL};
     char label[120];
     snprintf(label, sizeof label, "prefill h32/kv8/d128 causal S=%d: without vs with RoPE", S);
-    rope_pair(st, label, &plain, &rot, 1.03, csv);
+    timed_pair(st, "rope", label, &plain, &rot, 1.03, 7, csv);
     static int32_t zero = 0;
     attngen_step_args s;
     memset(&s, 0, sizeof s);
@@ -895,11 +897,125 @@ static void run_rope(bench_state *st, const char *outdir) {
     s.q = q, s.o = o2;
     job step = {RUN_STEP, &k, &sh, NULL, 1, &s, NULL, NULL, -1, NULL};
     snprintf(label, sizeof label, "prefill h32/kv8/d128 causal S=%d: attention alone vs step", S);
-    rope_pair(st, label, &plain, &step, 0, csv);
+    timed_pair(st, "rope", label, &plain, &step, 0, 7, csv);
     attngen_free(q), attngen_free(kc), attngen_free(vc), attngen_free(kn), attngen_free(vn), attngen_free(o1), attngen_free(o2);
   }
   if (csv) fclose(csv);
   printf("rope: results in %s\n", path);
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Attention features, each pair timed in interleaved rounds (medians of per-round ratios), on the bench configs
+ * bench-<feature>-h32-kv8-d128 and -h16-kv8-d256 against the same shapes without features:
+ *   window   causal prefill S=8192 (quick: 2048) with a window of 1024 (quick: 512) passed per call vs without, 2
+ *            threads (target: 3.5x faster, ratio <= 0.29); decode of 1 query with the table's 4096-key window at
+ *            kv_len 32768 vs decode without window at kv_len 4096, 1 thread (target <= 1.2x);
+ *   overhead causal prefill S=2048 (quick: 1024) with softcap 50, ALiBi, sink logits vs without, 1 thread (targets
+ *            <= 1.10x, 1.10x, 1.03x), and decode at kv_len 4096 with sink logits (<= 1.03x).
+ * BENCH_FILTER=features runs only this section. */
+typedef struct {
+  attngen_kernel k;
+  attngen_shape sh;
+  attngen_args a;
+  float *q, *kv, *o, *sinks;
+} feature_case;
+
+/* The causal kernel of `model`'s table for its own shape and features, on random Q, K, V (and sink logits). */
+static int feature_case_init(bench_state *st, feature_case *c, const char *model, attngen_phase phase, int q_len,
+                             int kv_len) {
+  const attngen_table *t = find_table(model);
+  memset(c, 0, sizeof *c);
+  if (t) {
+    c->sh = mkshape(t->heads, t->kv_heads, t->head_dim, ATTNGEN_MASK_CAUSAL, phase);
+    c->sh.features = t->kernels[0].features; /* a bench table's kernels share its features */
+  }
+  if (!t || attngen_select(t, &c->sh, &c->k) != ATTNGEN_OK) {
+    printf("features: %s: no kernel (%s)\n", model, t ? attngen_last_error() : "table not built");
+    st->errors++;
+    return -1;
+  }
+  const int H = t->heads;
+  const size_t qn = (size_t)q_len * H * t->head_dim, kn = (size_t)kv_len * t->kv_heads * t->head_dim;
+  c->q = alloc_floats(qn), c->kv = alloc_floats(2 * kn), c->o = alloc_floats(qn), c->sinks = alloc_floats((size_t)H);
+  fill_random(c->q, qn, 31), fill_random(c->kv, 2 * kn, 32), fill_random(c->sinks, (size_t)H, 33);
+  c->a.batch = 1, c->a.q_len = q_len, c->a.kv_len = kv_len;
+  c->a.q = c->q, c->a.k = c->kv, c->a.v = c->kv + kn, c->a.o = c->o;
+  if (c->sh.features & ATTNGEN_ATTN_SINKS) c->a.sinks = c->sinks;
+  return 0;
+}
+
+static void feature_case_free(feature_case *c) {
+  attngen_free(c->q), attngen_free(c->kv), attngen_free(c->o), attngen_free(c->sinks);
+}
+
+/* Times model_b's kernel against model_a's on their cases (threads: 1 = attngen_run, else attngen_run_parallel). */
+static void feature_pair(bench_state *st, const char *label, feature_case *a, feature_case *b, int threads,
+                         double target, int min_rounds, FILE *csv) {
+  const run_kind kind = threads > 1 ? RUN_PARALLEL : RUN_KERNEL;
+  job ja = {kind, &a->k, &a->sh, &a->a, threads, NULL, NULL, NULL, -1, NULL};
+  job jb = {kind, &b->k, &b->sh, &b->a, threads, NULL, NULL, NULL, -1, NULL};
+  timed_pair(st, "features", label, &ja, &jb, target, min_rounds, csv);
+}
+
+static void run_features(bench_state *st, const char *outdir) {
+  char path[600], label[120];
+  snprintf(path, sizeof path, "%s/features.csv", outdir);
+  FILE *csv = fopen(path, "w");
+  if (csv) fprintf(csv, "case,baseline_ms,with_feature_ms,ratio,target,rounds\n");
+  printf("\nAttention features, interleaved rounds (medians of per-round ratios):\n");
+  printf("features: %-64s %12s %12s %8s\n", "case", "baseline", "feature", "ratio");
+  feature_case a, b;
+  { /* sliding window, prefill */
+    const int S = st->quick ? 2048 : 8192, W = st->quick ? 512 : 1024;
+    if (!feature_case_init(st, &a, "bench-h32-kv8-d128", ATTNGEN_PHASE_PREFILL, S, S)) {
+      if (!feature_case_init(st, &b, "bench-window-h32-kv8-d128", ATTNGEN_PHASE_PREFILL, S, S)) {
+        b.a.window = W;
+        snprintf(label, sizeof label, "prefill h32/kv8/d128 causal S=%d, 2 threads: no window vs window %d", S, W);
+        feature_pair(st, label, &a, &b, 2, 1.0 / 3.5, 3, csv);
+        feature_case_free(&b);
+      }
+      feature_case_free(&a);
+    }
+  }
+  /* sliding window, decode: the window's keys only, wherever they sit in a long cache */
+  if (!feature_case_init(st, &a, "llama-3-8b", ATTNGEN_PHASE_DECODE, 1, 4096)) {
+    if (!feature_case_init(st, &b, "bench-window-h32-kv8-d128", ATTNGEN_PHASE_DECODE, 1, 32768)) {
+      feature_pair(st, "decode h32/kv8/d128 q=1: kv=4096 vs window 4096 at kv=32768", &a, &b, 1, 1.2, 7, csv);
+      feature_case_free(&b);
+    }
+    feature_case_free(&a);
+  }
+  /* the overhead of soft-cap, ALiBi and sink logits at head_dim 128 and 256 */
+  static const struct { const char *plain, *shape; } dims[] = {{"bench-h32-kv8-d128", "h32-kv8-d128"},
+                                                                {"bench-h16-kv8-d256", "h16-kv8-d256"}};
+  static const struct { const char *name; double target; } feats[] = {
+      {"softcap", 1.10}, {"alibi", 1.10}, {"sinks", 1.03}};
+  const int S = st->quick ? 1024 : 2048;
+  for (int d = 0; d < 2; d++)
+    for (int f = 0; f < 3; f++) {
+      char model[64];
+      snprintf(model, sizeof model, "bench-%s-%s", feats[f].name, dims[d].shape);
+      if (feature_case_init(st, &a, dims[d].plain, ATTNGEN_PHASE_PREFILL, S, S)) continue;
+      if (!feature_case_init(st, &b, model, ATTNGEN_PHASE_PREFILL, S, S)) {
+        snprintf(label, sizeof label, "prefill %s causal S=%d: without vs with %s", dims[d].shape, S, feats[f].name);
+        feature_pair(st, label, &a, &b, 1, feats[f].target, 7, csv);
+        feature_case_free(&b);
+      }
+      feature_case_free(&a);
+    }
+  for (int d = 0; d < 2; d++) {
+    char model[64];
+    snprintf(model, sizeof model, "bench-sinks-%s", dims[d].shape);
+    if (feature_case_init(st, &a, d ? dims[d].plain : "llama-3-8b", ATTNGEN_PHASE_DECODE, 1, 4096)) continue;
+    if (!feature_case_init(st, &b, model, ATTNGEN_PHASE_DECODE, 1, 4096)) {
+      snprintf(label, sizeof label, "decode %s q=1 kv=4096: without vs with sinks", dims[d].shape);
+      feature_pair(st, label, &a, &b, 1, 1.03, 7, csv);
+      feature_case_free(&b);
+    }
+    feature_case_free(&a);
+  }
+  if (csv) fclose(csv);
+  printf("features: results in %s\n", path);
 }
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -1306,8 +1422,11 @@ int main(int argc, char **argv) {
                  0, 1};
       cases[n++] = c;
     }
-    bcase g2 = {"gemma-2-2b", find_table("gemma-2-2b"), mkshape(8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL),
-                1024, 1024, 1, 0, 0};
+    /* Gemma 2's global layers: soft-cap 50, the table's value */
+    const attngen_table *tg2 = find_table("gemma-2-2b/global");
+    bcase g2 = {"gemma-2-2b/global", tg2, mkshape(8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL), 1024, 1024,
+                1, 0, 0};
+    if (tg2) g2.shape.features = tg2->kernels[0].features;
     cases[n++] = g2;
     bcase q7 = {"qwen2-5-0-5b", find_table("qwen2-5-0-5b"),
                 mkshape(14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL), 1024, 1024, 1, 0, 0};
@@ -1350,6 +1469,7 @@ int main(int argc, char **argv) {
   fclose(st.csv);
   if (!(filter && *filter) || strstr(filter, "rope")) run_rope(&st, outdir); /* BENCH_FILTER=rope: only this */
   if (!(filter && *filter) || strstr(filter, "kvtype")) run_kv_types(&st, outdir); /* BENCH_FILTER=kvtype: only this */
+  if (!(filter && *filter) || strstr(filter, "features")) run_features(&st, outdir); /* BENCH_FILTER=features */
 
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);

@@ -4,9 +4,9 @@
 --   "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8,
 --   "sliding_window": 4096, "max_position_embeddings": 32768
 --   (no "head_dim" key: head_dim = 4096 / 32 = 128)
--- NOT MODELLED: sliding-window attention (each query sees only the last 4096 keys). attngen has no
--- window mask yet, so these kernels are exact only while kv_len <= 4096; beyond that the caller must
--- pass just the last 4096 keys (a rolling-buffer KV cache does exactly that).
+-- Sliding window: "sliding_window": 4096 on every layer: query i sees keys i - 4096 < j <= i (4096 keys, itself
+-- included, transformers' convention), so the kernels are exact at every length; keys before the window are never
+-- read (a rolling-buffer cache that keeps only the last 4096 rows works too).
 return {
   name     = "mistral-7b",
   source   = "https://huggingface.co/mistralai/Mistral-7B-v0.1/blob/main/config.json",
@@ -19,4 +19,5 @@ return {
   -- RoPE, from the same (v0.1) config.json: "rope_theta": 10000.0, no "rope_scaling" (v0.2 and later raised
   -- rope_theta to 1e6: a different config). HF's MistralRotaryEmbedding: rotate_half over head_dim, style "half".
   rope     = { style = "half", theta = 10000, rotary_dim = 128 },
+  window   = 4096,
 }

@@ -4,8 +4,8 @@
 --   "hidden_size": 3072, "num_attention_heads": 32, "num_key_value_heads": 32,
 --   "max_position_embeddings": 4096, "sliding_window": 2047
 --   (no "head_dim" key: head_dim = 3072 / 32 = 96)
--- NOT MODELLED: the config's "sliding_window": 2047 (windows are not implemented in attngen yet);
--- exact while kv_len <= 2047.
+-- Sliding window: "sliding_window": 2047, as transformers' Phi3 attention applies it (query i sees keys
+-- i - 2047 < j <= i, 2047 keys, itself included), so the kernels are exact at every length.
 return {
   name     = "phi-3-mini",
   source   = "https://huggingface.co/microsoft/Phi-3-mini-4k-instruct/blob/main/config.json",
@@ -19,4 +19,5 @@ return {
   -- Phi-3-mini-128k-instruct, uses "longrope" scaling and is a different config). No partial_rotary_factor: all 96
   -- dims rotate. HF's Phi3 attention applies rotate_half: style "half".
   rope     = { style = "half", theta = 10000, rotary_dim = 96 },
+  window   = 2047,
 }

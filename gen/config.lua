@@ -6,6 +6,7 @@ local errors = require("errors")
 local plan = require("plan")
 local rope_frequencies = require("rope_frequencies")
 local register_budget = require("register_budget")
+local attn_features = require("attn_features")
 local kinds = require("kinds")
 
 local M = {}
@@ -252,6 +253,8 @@ function M.validate(raw, where, origin)
   local known = {}
   for _, k in ipairs(FIELDS) do known[k] = true end
   for _, o in ipairs(spec.options) do known[o.name] = true end
+  for _, f in ipairs(attn_features.fields()) do known[f] = true end
+  for a in pairs(spec.attn_field_aliases) do known[a] = true end
   local keys = {}
   for k in pairs(raw) do keys[#keys + 1] = k end
   table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
@@ -262,6 +265,7 @@ function M.validate(raw, where, origin)
       local all = {}
       for _, f in ipairs(FIELDS) do all[#all + 1] = f end
       for _, o in ipairs(spec.options) do all[#all + 1] = o.name end
+      for _, f in ipairs(attn_features.fields()) do all[#all + 1] = f end
       fail(where, k, "unknown field (known: %s)", table.concat(all, ", "))
     end
   end
@@ -300,6 +304,7 @@ function M.validate(raw, where, origin)
     end
   end
   c.rope = check_rope(where, raw.rope, c.head_dim, "rope")
+  c.attn = attn_features.validate(where, raw, c.masks)
   c.tuned = check_tuned(where, raw, c.head_dim, math.floor(c.heads / c.kv_heads))
   -- per-kernel options: validated by the spec's own rule, absent = the option's default
   c.options = {}
@@ -311,10 +316,20 @@ function M.validate(raw, where, origin)
     end
   end
   -- kinds of layers: each its own values of the per-kind fields, the top level's by default
+  local feature_field = {}
+  for _, f in ipairs(attn_features.fields()) do feature_field[f] = true end
   c.kinds = kinds.validate(where, raw.kinds, c, function(path, field, v)
     if field == "rope" then return check_rope(where, v, c.head_dim, path) end
+    if feature_field[field] then
+      local ok, err = attn_features.check_kind_value(field, spec.kind_entry(field), v)
+      if err then fail(where, path, "%s, got %s", err, show(v)) end
+      return ok
+    end
     return check_option(where, path, spec.kind_entry(field), v)
   end)
+  for i, kind in ipairs(c.kinds or {}) do -- each kind's features: the top level's, with the kind's own values
+    kind.attn = attn_features.of_kind(where, raw, kind.values, c.masks, string.format("kinds[%d]", i))
+  end
   c.layers = kinds.layers(where, raw.layers, c.kinds)
   return c
 end

@@ -7,25 +7,26 @@ local spec = require("spec")
 
 local M = {}
 
--- The tables a config produces, each { kind, table_name, list_macro, model, rope, options, kernels }: one per kind
--- of layer (attngen_table_<cname>_<kind>, its own rope and options), or, for a config without kinds, the model's one
--- table (attngen_table_<cname>). Kernels of different kinds whose code is the same are shared (gen/share.lua).
+-- The tables a config produces, each { kind, table_name, list_macro, model, rope, options, attn, kernels }: one per
+-- kind of layer (attngen_table_<cname>_<kind>, its own rope, options and attention features), or, for a config
+-- without kinds, the model's one table (attngen_table_<cname>). Kernels of different kinds whose code is the same are shared (gen/share.lua).
 function M.tables(c)
   local CNAME = c.cname:upper()
   if not c.kinds then
     return { { table_name = "attngen_table_" .. c.cname, list_macro = "ATTNGEN_" .. CNAME .. "_KERNELS", model = c.name,
-               rope = c.rope, options = c.options, kernels = M.model(c) } }
+               rope = c.rope, options = c.options, attn = c.attn, kernels = M.model(c) } }
   end
   local out = {}
   for i, kind in ipairs(c.kinds) do
     local view = {} -- the config with the kind's values (a kind's rope may be nil where the top level's is not)
     for key, v in pairs(c) do view[key] = v end
-    view.rope, view.options = kind.rope, kind.options
+    view.rope, view.options, view.attn = kind.rope, kind.options, kind.attn
     local ks = M.model(view)
     for _, k in ipairs(ks) do k.kind = kind.name end
     out[i] = { kind = kind.name, table_name = "attngen_table_" .. c.cname .. "_" .. kind.name,
                list_macro = "ATTNGEN_" .. CNAME .. "_" .. kind.name:upper() .. "_KERNELS",
-               model = c.name .. "/" .. kind.name, rope = kind.rope, options = kind.options, kernels = ks }
+               model = c.name .. "/" .. kind.name, rope = kind.rope, options = kind.options, attn = kind.attn,
+               kernels = ks }
   end
   return out
 end
@@ -38,7 +39,7 @@ function M.model(c)
         for _, dtype in ipairs(c.kv_dtypes) do
           local k = { isa = isa, phase = phase, mask = mask, heads = c.heads, kv_heads = c.kv_heads,
                       D = c.head_dim, G = math.floor(c.heads / c.kv_heads),
-                      features = spec.features_of(mask), options = c.options, rope = c.rope, kv_dtype = dtype,
+                      features = spec.features_of(mask), attn = c.attn, options = c.options, rope = c.rope, kv_dtype = dtype,
                       tuned = c.tuned and c.tuned[isa] and c.tuned[isa][phase] } -- the config's plan knobs, if any
           k.name = spec.kernel_name(k)
           M.reads_as(k)

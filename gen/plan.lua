@@ -42,7 +42,7 @@ function plan.isa(name)
   -- every word the templates use (hsum4_store, pin and transpose_scaled are optional: hsum serves without the
   -- first, nothing is pinned without the second, Q is packed element by element without the third)
   for _, field in ipairs({ "width", "vtype", "prefill", "decode", "zero", "set1", "load", "store", "bcast", "fma", "mul",
-                           "add", "sub", "max", "hsum", "hmax", "mask_lanes", "exp", "mask_keys",
+                           "add", "sub", "max", "hsum", "hmax", "mask_lanes", "exp", "tanh", "mask_keys",
                            "select_zero_if_neginf" }) do
     if v[field] == nil then
       errors.raise("spec: gen/isa/%s.lua lacks '%s'", name, field)
@@ -71,8 +71,10 @@ end
 --   Those are the largest item's sizes (q_len = max_q); a decode kernel places its heads' states by the rows
 --   the item has (Q and O of rows_pv rows, head after head) and sets up only the per-row entries it uses.
 -- Returns the offsets the kernel addresses and the total.
-local function scratch_layout(mp, dp, keys_padded, heads, prefill)
+-- `bias_rows`: ALiBi kernels (and generic ones) add 2 per-row arrays after the others: each row's slope and position.
+local function scratch_layout(mp, dp, keys_padded, heads, prefill, bias_rows)
   local q_floats = round_up(E.mul(mp, dp), 16)
+  local n_rows = (prefill and 4 or 5) + (bias_rows and 2 or 0)
   if prefill then
     local s_floats = round_up(E.mul(keys_padded, mp), 16)
     local v_floats = round_up(E.mul(keys_padded, dp), 16)
@@ -81,8 +83,9 @@ local function scratch_layout(mp, dp, keys_padded, heads, prefill)
     return {
       q_floats = q_floats, state_floats = state, ms = mp,
       vt_offset = s_floats, alpha_offset = rows0, lim_offset = E.add(rows0, mp), lim_abs_offset = E.add(rows0, E.mul(2, mp)),
-      state_offset = E.add(rows0, E.mul(4, mp)),
-      total = E.add(rows0, E.mul(4, mp), state),
+      slope_offset = E.add(rows0, E.mul(4, mp)), qpos_offset = E.add(rows0, E.mul(5, mp)),
+      state_offset = E.add(rows0, E.mul(n_rows, mp)),
+      total = E.add(rows0, E.mul(n_rows, mp), state),
     }
   end
   local ms = round_up(E.mul(heads, mp), 16)
@@ -92,8 +95,9 @@ local function scratch_layout(mp, dp, keys_padded, heads, prefill)
     q_floats = q_floats, state_floats = state, ms = ms,
     m_offset = s_floats, l_offset = E.add(s_floats, ms), alpha_offset = E.add(s_floats, E.mul(2, ms)),
     lim_offset = E.add(s_floats, E.mul(3, ms)), lim_abs_offset = E.add(s_floats, E.mul(4, ms)),
-    state_offset = E.add(s_floats, E.mul(5, ms)),
-    total = E.add(s_floats, E.mul(5, ms), E.mul(heads, state)),
+    slope_offset = E.add(s_floats, E.mul(5, ms)), qpos_offset = E.add(s_floats, E.mul(6, ms)),
+    state_offset = E.add(s_floats, E.mul(n_rows, ms)),
+    total = E.add(s_floats, E.mul(n_rows, ms), E.mul(heads, state)),
   }
 end
 
@@ -210,7 +214,8 @@ function plan.for_kernel(k)
   p.mp = round_up(E.mul(g, p.q_tile), lcm(p.row_align, 4)) -- a multiple of 4 keeps the per-row arrays aligned
   p.dp = round_up(d, W)
   local heads = p.kv_heads_per_item == 0 and (k.D and k.kv_heads or "kvh") or 1 -- generic: kvh at run time
-  p.scratch = scratch_layout(p.mp, p.dp, p.keys_padded, heads, k.phase == "prefill")
+  p.scratch = scratch_layout(p.mp, p.dp, p.keys_padded, heads, k.phase == "prefill",
+    not k.D or (k.attn and k.attn.alibi ~= nil))
   -- split-KV (decode with few sequences): threads share one sequence's KV stream; merged through max and sum
   local split = blk.split or {}
   -- K/V repack (prefill): once a sequence has more than one query tile per kv head, the runtime copies each head's

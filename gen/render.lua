@@ -8,6 +8,7 @@ local spec = require("spec")
 local kvtype = require("kvtype")
 local version = require("version")
 local rope_frequencies = require("rope_frequencies")
+local attn_features = require("attn_features")
 local user_error = require("errors").raise
 
 local M = {}
@@ -105,6 +106,13 @@ local function rope_echo(r)
   return head, "scaling = { " .. table.concat(t, ", ") .. " }"
 end
 
+-- An attention feature's value as the stamp echoes it (ALiBi's { max_bias = b } table, numbers, booleans).
+local function attn_value(v)
+  if type(v) == "table" then return string.format("{ max_bias = %s }", num(v.max_bias or 8)) end
+  if type(v) == "number" then return num(v) end
+  return tostring(v)
+end
+
 -- Deterministic echo of the config for the stamp (fixed field order). Free text was validated as one
 -- printable line without comment delimiters (gen/config.lua).
 local function config_lines(c)
@@ -133,6 +141,12 @@ local function config_lines(c)
       lines[#lines + 1] = head .. " },"
     end
   end
+  for _, a in ipairs(spec.attn_features) do
+    for _, f in ipairs(c.attn and c.attn[a.name] and a.fields or {}) do
+      local v = c.attn[a.name][f.name]
+      if v ~= nil then lines[#lines + 1] = string.format("%s = %s,", f.name, attn_value(v)) end
+    end
+  end
   if c.kinds then -- each kind on one line, its own values only (the top level's are above)
     lines[#lines + 1] = "kinds = {"
     for _, kind in ipairs(c.kinds) do
@@ -147,7 +161,7 @@ local function config_lines(c)
         elseif type(v) == "number" then
           t[#t + 1] = string.format("%s = %.9g", f, v)
         elseif v ~= nil then
-          t[#t + 1] = string.format("%s = %s", f, tostring(v))
+          t[#t + 1] = string.format("%s = %s", f, attn_value(v))
         end
       end
       lines[#lines + 1] = "  { " .. table.concat(t, ", ") .. " },"
@@ -190,8 +204,22 @@ local function render_kernel(root, isa, k)
     if not k.D then return nil end
     return k.options[name]
   end
+  -- attention features too: attn(name) is true/false in a specialized kernel, nil in a generic one (the bound
+  -- shape's features say); their values are read at run time either way
+  local asked_attn = {}
+  local function attn(name)
+    if not spec.attn_feature[name] then error("template asks for unknown attention feature '" .. name .. "'") end
+    asked_attn[name] = true
+    if not k.D then return nil end
+    return (k.attn and k.attn[name]) ~= nil
+  end
   local text = render(root, "kernel.c.tpl", { isa = isa, kern = k, plan = k.plan, mk = k.plan.mk, feature = feature,
-                                              rope = rope, option = option })
+                                              rope = rope, option = option, attn = attn })
+  for _, a in ipairs(spec.attn_features) do
+    if (not k.D or (k.attn and k.attn[a.name])) and not asked_attn[a.name] then
+      user_error("spec: attention feature '%s' is not implemented by templates/kernel.c.tpl", a.name)
+    end
+  end
   for _, f in ipairs(spec.mask_features) do
     if (not k.features or k.features[f.name]) and not asked[f.name] then
       user_error("spec: mask feature '%s' (mask '%s') is not implemented by templates/kernel.c.tpl", f.name, k.mask)
@@ -294,8 +322,9 @@ local function base_env(regen)
   return { version = version, regen = regen, abi = spec.abi, license = "SPDX-License-Identifier: MIT" }
 end
 
--- Each table's kernels per section (ISA), in the sections' order, and its RoPE frequencies.
-local function table_parts(tables, secs)
+-- Each table's kernels per section (ISA), in the sections' order, its RoPE frequencies and its ALiBi slopes (of
+-- `heads` query heads).
+local function table_parts(tables, secs, heads)
   for _, t in ipairs(tables) do
     t.by_isa = {}
     for _, sec in ipairs(secs) do
@@ -304,6 +333,10 @@ local function table_parts(tables, secs)
       t.by_isa[#t.by_isa + 1] = { isa = sec.isa, kernels = ks }
     end
     if t.rope then t.inv_freq = rope_frequencies.inverse(t.rope) end
+    if t.attn and t.attn.alibi then
+      t.attn_max_bias = attn_features.alibi_max_bias(t.attn.alibi.alibi)
+      t.alibi_slopes = attn_features.alibi_slopes(heads, t.attn_max_bias)
+    end
   end
   return tables
 end
@@ -321,7 +354,7 @@ function M.model(root, c, tables, vocab, outdir, regen)
     for _, k in ipairs(t.kernels) do all[#all + 1] = k end
   end
   env.sections = sections(root, all, vocab)
-  env.tables = table_parts(tables, env.sections)
+  env.tables = table_parts(tables, env.sections, c.heads)
   env.num, env.c_param, env.cs_scale = num, M.c_param, rope_frequencies.cs_scale
   env.isas = {}
   for _, s in ipairs(env.sections) do env.isas[#env.isas + 1] = s.isa end

@@ -80,6 +80,56 @@ spec.options = {
     c_value = function(v) return spec.c_float(v) end },
 }
 
+-- Attention features: what a kernel computes beyond the mask presets, each a config field. Their PRESENCE is
+-- specialized (a bit of attngen_shape.features / attngen_kernel_info.features, a suffix of the kernel's name, in
+-- this order: attn_h32_kv8_d128_causal_window_softcap_prefill__avx512); their VALUES travel at run time (the
+-- table's attngen_params.features, overridable per call in attngen_args), so layers that differ only in value share
+-- kernels, and a config without features gets exactly the kernels it had before. `bit` is the C value (never
+-- changes; 0 = no features, so a zero-initialized attngen_shape has none); `fields` are the config fields, the
+-- first one turning the feature on, each with its rule (`check(v)` returns an error or nil). Every field is per_kind:
+-- a kind of layer (config `kinds`) may set its own value, or `false` for the first field (the feature off in that
+-- kind), so a kind with a window gets windowed kernels and a kind without gets plain ones.
+local function int_at_least(lo)
+  return function(v)
+    if type(v) ~= "number" or v ~= math.floor(v) or v < lo or v > 2^30 then
+      return string.format("must be an integer in %d..%d", lo, 2^30)
+    end
+  end
+end
+local function positive_float(v)
+  if type(v) ~= "number" or not (v >= FLT_MIN and v <= FLT_MAX) then return "must be a positive finite number" end
+end
+spec.attn_features = {
+  { name = "window", bit = 1, needs_causal = true,
+    doc = "sliding window: query at position i sees keys i - window < j <= i (window keys, itself included, as HF " ..
+          "transformers' sliding_window: Mistral, Gemma-2, gpt-oss), and keys j < sink_tokens",
+    fields = {
+      { per_kind = true, name = "window", check = int_at_least(1), doc = "keys a query sees, itself included" },
+      { per_kind = true, name = "sink_tokens", check = int_at_least(0),
+        doc = "StreamingLLM attention sinks: the first sink_tokens keys stay visible to every query (0: none)" },
+    } },
+  { name = "softcap", bit = 2,
+    doc = "logit soft-cap: each scaled score s becomes softcap * tanh(s / softcap) before the mask (Gemma-2: 50)",
+    fields = { { per_kind = true, name = "softcap", check = positive_float, doc = "the cap" } } },
+  { name = "sinks", bit = 4,
+    doc = "sink logits (gpt-oss): a learned logit per query head joins the softmax denominator, with no value row",
+    fields = { { per_kind = true, name = "sinks", doc = "true: the kernels take attngen_args.sinks[heads]",
+      check = function(v)
+        if v ~= true then return "must be true (the logits come at run time, attngen_args.sinks)" end
+      end } } },
+  { name = "alibi", bit = 8,
+    doc = "ALiBi: score + slope_h * (j - i), key minus query position; slopes by the BLOOM rule from max_bias",
+    fields = { { per_kind = true, name = "alibi", doc = "true (max_bias 8) or { max_bias = b }",
+      check = function(v)
+        if v == true then return nil end
+        if type(v) ~= "table" then return "must be true or { max_bias = b }" end
+        for k in pairs(v) do if k ~= "max_bias" then return "has unknown field " .. tostring(k) .. " (known: max_bias)" end end
+        if v.max_bias ~= nil then return positive_float(v.max_bias) end
+      end } } },
+}
+-- Config fields of other names that mean a feature's field: refused with a pointer to the name attngen uses.
+spec.attn_field_aliases = { sliding_window = "window", logit_softcapping = "softcap", attn_logit_softcapping = "softcap" }
+
 -- Rotary position embedding: the config field `rope` (a table, validated by gen/config.lua from this entry),
 -- carried by every table as attngen_params.rope (an attngen_rope, generated from this entry into
 -- attngen_spec.h) so that specialized kernels and the generic fallback rotate alike. The inverse frequencies,
@@ -143,7 +193,7 @@ spec.rope = {
 }
 
 -- Config fields that later versions will add: refused by name as "not supported yet".
-spec.reserved = { "sliding_window", "softcap", "alibi", "sinks", "lse" }
+spec.reserved = { "lse" }
 
 -- Shape limits (config validation and attngen.h).
 spec.limits = { max_heads = 1024, max_head_dim = 512 }
@@ -179,7 +229,8 @@ spec.tunables = {
 -- 6: attngen_work gains head_split_min_bytes and head_split_min_flop (the plan's thresholds of a decode step's
 --    cut by kv heads among threads).
 -- 7: attngen_rope gains YaRN's parameters and cs_scale (the factor of every cos and sin).
-spec.abi = 7
+-- 8: attngen_shape and attngen_kernel_info gain features; attngen_params gains their values.
+spec.abi = 8
 
 -- A float as a C literal that always compiles: 1 -> "1.0f", 0.5 -> "0.5f", 1e-05 -> "1e-05f".
 function spec.c_float(v)
@@ -192,7 +243,7 @@ end
 function spec.self_check()
   local problems = {}
   local function need(cond, fmt, ...) if not cond then problems[#problems + 1] = string.format(fmt, ...) end end
-  for _, list in ipairs({ "isas", "phases", "mask_features", "masks", "kv_dtypes", "options" }) do
+  for _, list in ipairs({ "isas", "phases", "mask_features", "masks", "kv_dtypes", "options", "attn_features" }) do
     local seen = {}
     for i, e in ipairs(spec[list]) do
       need(type(e.name) == "string" and e.name:match("^[a-z][a-z0-9_]*$"), "%s[%d] needs a lowercase name", list, i)
@@ -227,6 +278,7 @@ spec.phase = index(spec.phases)
 spec.mask = index(spec.masks)
 spec.mask_feature = index(spec.mask_features)
 spec.kv_dtype = index(spec.kv_dtypes)
+spec.attn_feature = index(spec.attn_features)
 spec.option = index(spec.options)
 spec.rope_style = index(spec.rope.styles)
 spec.rope_scaling = index(spec.rope.scalings)
@@ -242,7 +294,8 @@ end
 
 local kind_entries = {}
 -- The config fields a kind of layer (config `kinds`) may set for itself: `rope` and every entry of a spec list
--- marked per_kind = true (options today), in a fixed order: rope, then the lists by name, each in its order.
+-- marked per_kind = true (options, the attention features' fields), in a fixed order: rope, then the lists by name,
+-- each in its order (a feature's fields after it).
 -- spec.kind_entry(name) is the entry of such a field (its `check` validates a kind's value).
 function spec.kind_fields()
   local out, lists = {}, {}
@@ -251,11 +304,13 @@ function spec.kind_fields()
     if type(v) == "table" and type(v[1]) == "table" then lists[#lists + 1] = key end
   end
   table.sort(lists)
-  for _, key in ipairs(lists) do
-    for _, e in ipairs(spec[key]) do
+  local function walk(list)
+    for _, e in ipairs(list) do
       if e.per_kind and e.name then out[#out + 1], kind_entries[e.name] = e.name, e end
+      if type(e.fields) == "table" then walk(e.fields) end -- an attention feature's config fields
     end
   end
+  for _, key in ipairs(lists) do walk(spec[key]) end
   return out
 end
 function spec.kind_entry(name)
@@ -274,13 +329,27 @@ end
 -- Generic kernels (shape read at run time) are attn_generic_<phase>__<isa>.
 -- An fp32 cache is the default and adds nothing; another storage type adds its name after the phase:
 -- attn_h32_kv8_d128_causal_decode_f16__avx512, attn_generic_decode_int8__avx2.
+-- Attention features add their names after the mask, in spec order: attn_h32_kv8_d128_causal_window_softcap_prefill__avx512.
 -- A kernel of one kind of layer whose code differs from the same-named kernel of an earlier kind (gen/share.lua) adds
 -- the kind's name (k.variant) after that: attn_h4_kv1_d64_causal_decode_nope__avx2.
 function spec.kernel_name(k)
   local t = (k.kv_dtype and k.kv_dtype ~= "f32") and ("_" .. k.kv_dtype) or ""
   if k.variant then t = t .. "_" .. k.variant end
   if not k.D then return string.format("attn_generic_%s%s__%s", k.phase, t, k.isa) end
-  return string.format("attn_h%d_kv%d_d%d_%s_%s%s__%s", k.heads, k.kv_heads, k.D, k.mask, k.phase, t, k.isa)
+  local f = ""
+  for _, a in ipairs(spec.attn_features) do
+    if k.attn and k.attn[a.name] then f = f .. "_" .. a.name end
+  end
+  return string.format("attn_h%d_kv%d_d%d_%s%s_%s%s__%s", k.heads, k.kv_heads, k.D, k.mask, f, k.phase, t, k.isa)
+end
+
+-- The C bits of a set of attention features ({ window = {...}, softcap = {...} }): "0" or "ATTNGEN_ATTN_WINDOW | ...".
+function spec.attn_bits(attn)
+  local t = {}
+  for _, a in ipairs(spec.attn_features) do
+    if attn and attn[a.name] then t[#t + 1] = "ATTNGEN_ATTN_" .. a.name:upper() end
+  end
+  return #t == 0 and "0" or table.concat(t, " | ")
 end
 
 -- The scale group of a storage type for head_dim D (nil: the type has no scales).

@@ -13,6 +13,18 @@
  *   CROSS           like PADDING, for q_len != kv_len (encoder-decoder cross attention).
  * A query row that sees no key at all outputs zeros and log-sum-exp = -INFINITY (never NaN).
  *
+ * Attention features (attngen_shape.features, bits ATTNGEN_ATTN_*: part of a kernel's identity and name; their values
+ * come from the table's params.features, or per call from attngen_args). Query i's position is p = i + kv_len - q_len
+ * (attngen_step: cache_len[b] + i), key j's is j:
+ *   WINDOW   query at p sees keys p - window < j <= p (window keys, itself included: HF transformers' sliding_window),
+ *            and keys j < sink_tokens (StreamingLLM attention sinks). Needs a causal mask. Keys no query of a work item
+ *            can see are never read.
+ *   SOFTCAP  each scaled score s becomes softcap * tanh(s / softcap), before the mask (Gemma-2).
+ *   ALIBI    each score gains slope[h] * (j - p), slope[h] of query head h (attngen_alibi_slopes: BLOOM's rule).
+ *   SINKS    a logit sinks[h] per query head joins the softmax denominator, with no value row (gpt-oss):
+ *            o = sum_j exp(s_j - m) v_j / (exp(sinks[h] - m) + sum_j exp(s_j - m)); lse includes it.
+ * Order: scale, soft-cap, ALiBi, then the mask.
+ *
  * Builds as C99 with no ISA flags: ISA-specific kernels carry per-function target attributes and are
  * only selected when the CPU (and OS, for AVX state) supports them.
  */
@@ -68,6 +80,7 @@ typedef struct {
   attngen_mask mask;
   attngen_phase phase;
   attngen_kv_dtype kv_dtype; /* the cache's storage type; 0 (ATTNGEN_KV_F32) when zero-initialized */
+  unsigned features;         /* attention features, ATTNGEN_ATTN_* bits; 0 (none) when zero-initialized */
 } attngen_shape;
 
 /* Strides are in elements of the tensor's own type: floats for Q, O and an fp32 cache, 16-bit elements for an
@@ -116,6 +129,14 @@ typedef struct {
   const int8_t *k_i8, *v_i8;
   const float *k_scale, *v_scale;
   attngen_strides k_scale_stride, v_scale_stride;
+  /* Attention features' values for this call (see the top of this file). Each applies only to a kernel with the
+   * feature (set for one without it: ATTNGEN_ERR_SHAPE). 0 / NULL: the table's value (params.features); a kernel
+   * with the feature and no value from either is refused (window, softcap, alibi_slopes: ATTNGEN_ERR_SIZE / NULL). */
+  int window;                /* WINDOW: keys a query sees, itself included, >= 1 */
+  int sink_tokens;           /* WINDOW: the first keys every query also sees */
+  float softcap;             /* SOFTCAP: > 0 */
+  const float *alibi_slopes; /* ALIBI: [heads] */
+  const float *sinks;        /* SINKS: [heads] sink logit of each query head; required (no table value) */
 } attngen_args;
 
 /* One independent piece of work: batch b, kv heads [kvh0, kvh1) (all of their q heads), query rows [q0,q1),
@@ -181,6 +202,7 @@ typedef struct attngen_kernel_info {
   attngen_phase phase;
   attngen_isa isa;
   attngen_kv_dtype kv_dtype; /* the cache's storage type it reads */
+  unsigned features;         /* attention features (ATTNGEN_ATTN_* bits); generic kernels: 0, they take any */
   attngen_work work;
   void (*work_fn)(const attngen_shape *shape, attngen_work *work); /* generic kernels only, else NULL */
   attngen_kernel_fn fn;
@@ -213,6 +235,13 @@ float attngen_bf16_to_float(attngen_bf16 h);
 /* n floats into n int8 with one scale: returns max|x| / 127 and writes rint(x[i] / scale) (see attngen_append_args);
  * element i reads back as q[i] * scale. */
 float attngen_int8_quantize(const float *x, int n, int8_t *q);
+
+/* ALiBi slopes of `heads` query heads, as the generator computes them for a table (in float64, rounded once): with n
+ * the largest power of two <= heads, slope[h] = 2^(-max_bias (h + 1) / n) for h < n, and the heads past n take the
+ * odd powers 1, 3, 5, ... of 2^(-max_bias / (2n)) (HF transformers' BLOOM build_alibi_tensor; max_bias 8 there).
+ * For a generic kernel with ALIBI and no table, pass the result as attngen_args.alibi_slopes. Returns ATTNGEN_OK, or
+ * an error for heads outside [1, ATTNGEN_MAX_HEADS], max_bias not positive and finite, or out NULL. */
+int attngen_alibi_slopes(int heads, double max_bias, float *out);
 
 /* ---- selection ----
  * Picks the best usable kernel for shape: a specialized kernel from `table` (may be NULL) on the best ISA
@@ -338,6 +367,9 @@ typedef struct {
   attngen_strides q_stride, o_stride; /* 0 = dense */
   float scale;                 /* 0: the kernel's default */
   float *lse;                  /* optional [batch][heads][n_new] */
+  int window, sink_tokens;     /* attention features' values, as in attngen_args */
+  float softcap;
+  const float *alibi_slopes, *sinks;
 } attngen_step_args;
 
 int attngen_step(const attngen_kernel *kernel, const attngen_step_args *args);

@@ -288,6 +288,7 @@ int attngen_check_args(const attngen_kernel *kern, const attngen_args *in, attng
   attngen_args_default_strides(s, a);
   if ((st = check_extents(s, a, reads_lens))) return st;
   if ((st = check_output_strides(s, a))) return st;
+  if ((st = attngen_resolve_features(kern, a))) return st;
   /* last: kv_lens is read only once everything else, batch included, has passed */
   if (reads_lens)
     for (b = 0; b < a->batch; ++b)

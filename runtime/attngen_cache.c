@@ -265,7 +265,7 @@ int attngen_step_parallel(const attngen_kernel *kernel, const attngen_step_args 
   int32_t *kv_lens = NULL, *q_pos = NULL;
   float krow[ATTNGEN_MAX_HEAD_DIM];
   unsigned features;
-  size_t eq, i;
+  size_t eq;
   addr_range qr;
   int st, b, t, n, uniform = 1, rope;
   if (!s) return attngen_fail(ATTNGEN_ERR_NULL, "attngen: step args are NULL");
@@ -311,9 +311,11 @@ int attngen_step_parallel(const attngen_kernel *kernel, const attngen_step_args 
   a.kv_lens = kv_lens;
   a.scale = s->scale;
   a.lse = s->lse;
+  a.window = s->window, a.sink_tokens = s->sink_tokens, a.softcap = s->softcap;
+  a.alibi_slopes = s->alibi_slopes, a.sinks = s->sinks;
   a.q_pos = rope ? (j.pos ? j.pos : q_pos) : NULL;
   nthreads = attngen_run_threads(nthreads);
-  if ((st = attngen_plan_create(kernel, &a, nthreads, &p))) goto out;
+  if ((st = attngen_plan_create_at(kernel, &a, j.len, nthreads, &p))) goto out;
   /* q is read after the append wrote the caches: it must not overlap them */
   if ((st = attngen_tensor_extent("q", "n_new", &p->args.q_stride, a.batch, n, kernel->shape.heads,
                                   kernel->shape.head_dim, &eq)) ||
@@ -324,7 +326,6 @@ int attngen_step_parallel(const attngen_kernel *kernel, const attngen_step_args 
                       qr.lo < j.k_cache.hi && j.k_cache.lo < qr.hi ? "k_cache" : "v_cache");
     goto out;
   }
-  for (i = 0; i < p->n_items; ++i) p->items[i].causal_offset = j.len[p->items[i].b];
   append_write(kernel, &j, rope ? p->rope_cs : NULL, NULL, NULL, krow);
   st = attngen_plan_execute(p, nthreads);
   goto out;

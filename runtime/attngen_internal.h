@@ -96,6 +96,13 @@ int attngen_check_kv_pointers(attngen_kv_dtype t, const void *const p[KVP_COUNT]
 /* Validates everything and returns a normalized copy (default strides, capacity, scale). */
 int attngen_check_args(const attngen_kernel *kern, const attngen_args *in, attngen_args *a);
 
+/* ---- attention features (attngen_features.c) */
+
+/* Checks the call's feature values against the kernel's features and fills what the call left 0 / NULL from the
+ * table's params.features (the kernels read the resolved values from their args). */
+int attngen_resolve_features(const attngen_kernel *k, attngen_args *a);
+int attngen_window_first_key(const attngen_args *a, int offset);
+
 /* ---- merging partial states (attngen_merge.c): the split-KV merge and attngen_merge_states share it */
 
 /* n partial states of the same rows: row (b, i, h) of state s (batch b, query i, head h) has its normalized output at
@@ -107,8 +114,9 @@ typedef struct {
   const attngen_strides *o_st, *ms_st; /* [n] */
   float *acc;                          /* scratch: d floats */
 } attngen_merge_set;
-/* Writes the merged row to out (which may be one of the states' rows) and returns its log-sum-exp. */
-float attngen_merge_row(const attngen_merge_set *set, int b, int i, int h, float *out);
+/* Writes the merged row to out (which may be one of the states' rows) and returns its log-sum-exp; sink: a logit
+ * with no value row joining the denominator once (-INFINITY: none). */
+float attngen_merge_row(const attngen_merge_set *set, int b, int i, int h, float sink, float *out);
 
 /* ---- plans (attngen_plan.c) */
 
@@ -135,6 +143,10 @@ struct attngen_plan {
   attngen_args packed;
   size_t bytes;
 };
+
+/* attngen_plan_create with each sequence's causal offset (attngen_step: its cache length; NULL: kv_len - q_len). */
+int attngen_plan_create_at(const attngen_kernel *kernel, const attngen_args *args, const int32_t *offsets,
+                           int nthreads, attngen_plan **out);
 
 /* ---- memory (attngen_memory.c) */
 

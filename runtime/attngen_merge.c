@@ -9,27 +9,31 @@ static ptrdiff_t off(const attngen_strides *st, int b, int i, int h)
   return b * st->batch + i * st->seq + h * st->head;
 }
 
-/* With M = max m_s and w_s = exp(m_s - M) * l_s: out = Σ w_s o_s / Σ w_s and lse = M + log Σ w_s, in state order.
- * A state with l_s = 0 (no key) weighs 0 and its o is not read; every state empty: zeros and -INFINITY; a NaN max
- * or sum: NaN. The sum goes through set->acc, so out may be one of the states' rows. */
-float attngen_merge_row(const attngen_merge_set *set, int b, int i, int h, float *out)
+/* With M = max(sink, max m_s) and w_s = exp(m_s - M) * l_s: out = Σ w_s o_s / (exp(sink - M) + Σ w_s) and lse =
+ * M + log of that denominator, in state order. sink is a logit with no value row that joins the denominator once
+ * (attention sinks; -INFINITY: none). A state with l_s = 0 (no key) weighs 0 and its o is not read; every state
+ * empty and no sink: zeros and -INFINITY; a NaN max, sum or sink: NaN. The sum goes through set->acc, so out may be
+ * one of the states' rows. */
+float attngen_merge_row(const attngen_merge_set *set, int b, int i, int h, float sink, float *out)
 {
   const int n = set->n, d = set->d;
-  float m = -INFINITY, sum = 0.0f;
-  int s, c;
-  for (s = 0; s < n; ++s) {
+  float m = sink, sum;
+  int s, c, nan = sink != sink;
+  for (s = 0; s < n && !nan; ++s) {
     const ptrdiff_t k = off(&set->ms_st[s], b, i, h);
     const float ms = set->m[s][k], l = set->l ? set->l[s][k] : 1.0f;
-    if (l != l || ms != ms) { /* a NaN score: the row is NaN, as in the reference */
-      for (c = 0; c < d; ++c) out[c] = NAN;
-      return NAN;
-    }
-    if (ms > m) m = ms;
+    if (l != l || ms != ms) nan = 1; /* a NaN score: the row is NaN, as in the reference */
+    else if (ms > m) m = ms;
+  }
+  if (nan) {
+    for (c = 0; c < d; ++c) out[c] = NAN;
+    return NAN;
   }
   if (m == -INFINITY) {
     for (c = 0; c < d; ++c) out[c] = 0.0f;
     return -INFINITY;
   }
+  sum = expf(sink - m);
   for (c = 0; c < d; ++c) set->acc[c] = 0.0f;
   for (s = 0; s < n; ++s) {
     const ptrdiff_t k = off(&set->ms_st[s], b, i, h);
@@ -146,7 +150,7 @@ int attngen_merge_states(const attngen_merge_args *a)
   for (b = 0; b < a->batch; ++b)
     for (h = 0; h < a->heads; ++h)
       for (i = 0; i < a->q_len; ++i) {
-        const float lse = attngen_merge_row(&set, b, i, h, a->o + off(&st[2 * a->n], b, i, h));
+        const float lse = attngen_merge_row(&set, b, i, h, -INFINITY, a->o + off(&st[2 * a->n], b, i, h));
         if (a->lse) a->lse[off(&st[2 * a->n + 1], b, i, h)] = lse;
       }
   free(st);

@@ -29,7 +29,9 @@ static int head_split(const attngen_work *w, const attngen_shape *sh, long items
   return sh->kv_heads;
 }
 
-int attngen_plan_create(const attngen_kernel *kernel, const attngen_args *args, int nthreads, attngen_plan **out)
+/* offsets: [batch] causal offset of each sequence (attngen_step: its cache length), NULL: kv_len - q_len for all. */
+int attngen_plan_create_at(const attngen_kernel *kernel, const attngen_args *args, const int32_t *offsets,
+                           int nthreads, attngen_plan **out)
 {
   attngen_plan *p;
   attngen_args a;
@@ -61,7 +63,8 @@ int attngen_plan_create(const attngen_kernel *kernel, const attngen_args *args, 
 
   p->splits = 1;
   if (w->split_max > 1 && a.batch < w->split_below_batch && w->split_min_keys > 0) {
-    p->splits = a.kv_len / w->split_min_keys;
+    /* a sliding window: only the keys of the queries' windows are cut (at most q_len - 1 + window per sequence) */
+    p->splits = (a.window && a.window - 1 < a.kv_len - a.q_len ? a.q_len - 1 + a.window : a.kv_len) / w->split_min_keys;
     if (p->splits > w->split_max) p->splits = w->split_max;
     if (p->splits < 1) p->splits = 1;
   }
@@ -170,9 +173,17 @@ int attngen_plan_create(const attngen_kernel *kernel, const attngen_args *args, 
             it->kvh1 = h + hpi < sh->kv_heads ? h + hpi : sh->kv_heads;
             it->q0 = q0;
             it->q1 = q0 + q_tile < a.q_len ? q0 + q_tile : a.q_len;
-            it->causal_offset = a.kv_len - a.q_len; /* bottom-right aligned (attngen_step overrides it) */
-            it->k0 = s * chunk < a.kv_len ? s * chunk : a.kv_len;
-            it->k1 = (s + 1) * chunk < a.kv_len ? (s + 1) * chunk : a.kv_len;
+            it->causal_offset = offsets ? offsets[b] : a.kv_len - a.q_len; /* bottom-right aligned */
+            if (a.window && p->splits > 1) { /* the splits share the window's keys; the first also holds the sinks */
+              const int lo = attngen_window_first_key(&a, it->causal_offset);
+              int wchunk = (a.kv_len - lo + p->splits - 1) / p->splits;
+              wchunk = (wchunk + align - 1) / align * align;
+              it->k0 = s == 0 ? 0 : lo + s * wchunk < a.kv_len ? lo + s * wchunk : a.kv_len;
+              it->k1 = lo + (s + 1) * wchunk < a.kv_len ? lo + (s + 1) * wchunk : a.kv_len;
+            } else {
+              it->k0 = s * chunk < a.kv_len ? s * chunk : a.kv_len;
+              it->k1 = (s + 1) * chunk < a.kv_len ? (s + 1) * chunk : a.kv_len;
+            }
             if (p->splits == 1) {
               it->o = a.o + b * a.o_stride.batch + (ptrdiff_t)h * p->group * a.o_stride.head;
               it->o_seq = a.o_stride.seq;
@@ -200,6 +211,11 @@ int attngen_plan_create(const attngen_kernel *kernel, const attngen_args *args, 
 nomem:
   attngen_plan_destroy(p);
   return attngen_fail(ATTNGEN_ERR_NOMEM, "attngen: out of memory for the plan");
+}
+
+int attngen_plan_create(const attngen_kernel *kernel, const attngen_args *args, int nthreads, attngen_plan **out)
+{
+  return attngen_plan_create_at(kernel, args, NULL, nthreads, out);
 }
 
 size_t attngen_plan_items(const attngen_plan *p) { return p ? p->n_items : 0; }
@@ -238,7 +254,8 @@ int attngen_plan_finish(attngen_plan *p)
   for (b = 0; b < a->batch; ++b)
     for (h = 0; h < heads; ++h)
       for (i = 0; i < a->q_len; ++i) {
-        const float lse = attngen_merge_row(&p->merge, b, i, h,
+        /* a sink logit joins the denominator once, here */
+        const float lse = attngen_merge_row(&p->merge, b, i, h, a->sinks ? a->sinks[h] : -INFINITY,
                                             a->o + b * a->o_stride.batch + i * a->o_stride.seq + h * a->o_stride.head);
         if (a->lse) a->lse[((size_t)b * heads + h) * a->q_len + i] = lse;
       }

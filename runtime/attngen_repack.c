@@ -53,8 +53,13 @@ static void kv_pack_copy(const attngen_plan *p, int b, int h)
   const attngen_kv_dtype t = p->kernel.shape.kv_dtype;
   float *kd = (float *)p->packed.k + b * p->packed.k_stride.batch + h * p->packed.k_stride.head;
   float *vd = (float *)p->packed.v + b * p->packed.v_stride.batch + h * p->packed.v_stride.head;
+  /* a sliding window: the rows below the first query's window (past the sink tokens) are read by no item */
+  const int offset = p->items[(size_t)b * (p->n_items / (size_t)p->args.batch)].causal_offset; /* items: b-major */
+  const int lo = attngen_window_first_key(&p->args, offset), sinks = p->args.window ? p->args.sink_tokens : 0;
   int j;
   for (j = 0; j < n; ++j) {
+    if (j >= sinks && j < lo) j = lo;
+    if (j >= n) break;
     kv_row_to_float(&p->args, t, d, 0, b, h, j, kd + (size_t)j * d);
     kv_row_to_float(&p->args, t, d, 1, b, h, j, vd + (size_t)j * d);
   }

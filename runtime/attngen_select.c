@@ -77,6 +77,12 @@ int attngen_check_shape(const attngen_shape *s)
   if ((unsigned)s->kv_dtype >= ATTNGEN_KV_COUNT_)
     return attngen_fail(ATTNGEN_ERR_SHAPE, "attngen: unknown kv_dtype %d (valid: 0..%d; 0 = f32)", (int)s->kv_dtype,
                         ATTNGEN_KV_COUNT_ - 1);
+  if (s->features & ~(unsigned)ATTNGEN_ATTN_ALL_)
+    return attngen_fail(ATTNGEN_ERR_SHAPE, "attngen: unknown attention feature bits 0x%x (valid: 0x%x)", s->features,
+                        (unsigned)ATTNGEN_ATTN_ALL_);
+  if ((s->features & ATTNGEN_ATTN_WINDOW) && !(attngen_mask_features(s->mask) & ATTNGEN_FEATURE_CAUSAL))
+    return attngen_fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: a sliding window needs a causal mask, not %s",
+                        attngen_mask_name(s->mask));
   if (kv_types[s->kv_dtype].group > 0 && s->head_dim % kv_types[s->kv_dtype].group != 0)
     return attngen_fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: kv_dtype %s needs head_dim (%d) to be a multiple of %d",
                         kv_types[s->kv_dtype].name, s->head_dim, kv_types[s->kv_dtype].group);
@@ -110,7 +116,8 @@ static void bind(const attngen_table *t, const attngen_kernel_info *k, const att
 static int matches(const attngen_kernel_info *k, const attngen_shape *s, attngen_isa isa)
 {
   return k->isa == isa && k->heads == s->heads && k->kv_heads == s->kv_heads && k->head_dim == s->head_dim &&
-         k->mask == s->mask && k->phase == s->phase && k->kv_dtype == s->kv_dtype && attngen_kernel_runs_here(k);
+         k->mask == s->mask && k->phase == s->phase && k->kv_dtype == s->kv_dtype && k->features == s->features &&
+         attngen_kernel_runs_here(k);
 }
 
 static const attngen_kernel_info *find_generic(const attngen_shape *s, attngen_isa isa)

@@ -8,6 +8,8 @@
 @ local NK, RQK, PR = plan.keys, (plan.rv or 0) * W, plan.pr
 @ local PW = (plan.pvv or 0) * W -- prefill P·V panel width
 @ local causal, padded = feature("causal"), feature("kv_lens") -- true/false, or nil when decided at run time
+@ -- attention features: true/false, or nil in a generic kernel (its values then say: 0 / NULL = off)
+@ local window, softcap, sinks, alibi = attn("window"), attn("softcap"), attn("sinks"), attn("alibi")
 @ local decode = kern.phase == "decode"
 @ local columns = not decode or plan.columns -- the softmax runs down the columns of a transposed S
 @ -- S transposed: its key stride (decode ms, prefill mp), passed when not a constant
@@ -99,6 +101,51 @@ $(ind)}
 
 @ end
 @ end
+@ -- What the scores of a tile go through between Q·Kᵀ and the softmax: soft-cap, ALiBi bias, the window's lower edge.
+@ -- form: "prefill" (S [keys][mp], one kv head), "columns" (decode, S [keys][ms]) or "rows" (decode, S [ms][keys]).
+@ local function score_passes(form, ind)
+@   local at = form == "rows" and "R * ss + j" or (form == "columns" and "j * ms + R" or "j * mp + R")
+@   local nrows = form == "prefill" and "rows_qk" or (form == "columns" and "rows_all_v" or "rows_all")
+@   if softcap ~= false then
+$(ind)$(softcap and "{" or "if (softcap > 0.0f) {") /* soft-cap: s = softcap * tanh(s / softcap) */
+$(ind)  const $(V) cap = $(isa.set1("softcap")), inv_cap = $(isa.set1("1.0f / softcap"));
+@     if form == "rows" then
+$(ind)  for (int R = 0; R < $(nrows); ++R)
+$(ind)    for (int j = 0; j < n; j += $(I(W))) $(isa.store("st + " .. at, isa.mul("cap", isa.tanh(isa.mul(isa.load("st + " .. at), "inv_cap")))))
+@     else
+$(ind)  for (int j = 0; j < n; ++j)
+$(ind)    for (int R = 0; R < $(nrows); R += $(I(W))) $(isa.store("st + " .. at, isa.mul("cap", isa.tanh(isa.mul(isa.load("st + " .. at), "inv_cap")))))
+@     end
+$(ind)}
+@   end
+@   if alibi ~= false then
+$(ind)$(alibi and "{" or "if (a->alibi_slopes) {") /* ALiBi: s += slope of the row's head * (key - the row's position) */
+@     if form == "rows" then
+$(ind)  for (int R = 0; R < $(nrows); ++R)
+$(ind)    for (int j = 0; j < n; ++j) st[$(at)] += slope[R] * ((float)(kt + j) - qpos[R]);
+@     else
+$(ind)  for (int j = 0; j < n; ++j) {
+$(ind)    const $(V) key = $(isa.set1("(float)(kt + j)"));
+$(ind)    for (int R = 0; R < $(nrows); R += $(I(W)))
+$(ind)      $(isa.store("st + " .. at, isa.fma(isa.load("st + " .. at), isa.load("slope + R"), isa.sub("key", isa.load("qpos + R")))))
+$(ind)  }
+@     end
+$(ind)}
+@   end
+@   if window ~= false then
+$(ind)if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+@     if form == "prefill" then
+$(ind)  for (int R = 0; R < rows; ++R) {
+$(ind)    const int lo = q0 + R / $(G) + offset + 1 - window;
+@     else
+$(ind)  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+$(ind)    for (int r = 0; r < rows; ++r) {
+$(ind)    const int R = R0 + r, lo = q0 + r / $(G) + offset + 1 - window;
+@     end
+$(ind)    for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[$(at)] = -INFINITY;
+$(ind)  }
+@   end
+@ end
 @ if generic then
 /* The work cut of $(kern.name) for a bound shape: the plan's formulas, evaluated at run time. */
 static void $(kern.name)__work(const attngen_shape *shape, attngen_work *w)
@@ -169,6 +216,10 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @ if causal ~= false then
   float *restrict lim = scratch + $(I(plan.scratch.lim_offset)); /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + $(I(plan.scratch.lim_abs_offset))); /* exclusive key limit per row */
+@ end
+@ if alibi ~= false then
+  float *restrict slope = scratch + $(I(plan.scratch.slope_offset)); /* ALiBi: each row's slope and position */
+  float *restrict qpos = scratch + $(I(plan.scratch.qpos_offset));
 @ end
   float *restrict state = scratch + $(I(plan.scratch.state_offset)); /* per kv head: Q tile, O$(decode and "" or ", max, sum") */
 @ if decode then
@@ -331,6 +382,34 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 @ end
+@ if window ~= false then
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+@ end
+@ if softcap ~= false then
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+@ end
+@ if alibi ~= false then
+  $(alibi and "{" or "if (a->alibi_slopes) {") /* ALiBi: each row's slope (of its q head) and position, as floats (exact below 2^24) */
+    for (int R = 0; R < $(decode and (columns and "rows_all_v" or "rows_all") or "rows_qk"); ++R) {
+@   if decode then
+      const int hh = R / rows_pv, r = R % rows_pv;
+@   else
+      const int hh = 0, r = R; /* a prefill item holds one kv head */
+@   end
+      const int live = hh < nh && r < rows;
+      slope[R] = live ? a->alibi_slopes[(it->kvh0 + hh) * $(G) + r % $(G)] : 0.0f;
+      qpos[R] = live ? (float)(q0 + r / $(G) + it->causal_offset) : 0.0f;
+    }
+  }
+@ end
 
 @ local tile = I(NK) -- keys per tile: the plan's, or (decode) chosen by the layout below
 @ if decode then
@@ -341,8 +420,14 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
   const int nk = contig ? $(I(plan.keys_contig)) : $(I(NK));
 @   tile = "nk"
 @ end
+@ if window ~= false then
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > $(tile)) n = $(tile);
+@ else
   for (int kt = it->k0; kt < kend; kt += $(tile)) {
     const int n = kend - kt < $(tile) ? kend - kt : $(tile);
+@ end
 @ if causal == nil then
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
 @ elseif causal then
@@ -407,6 +492,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
         }
       }
     }
+@   score_passes(columns and "columns" or "rows", "    ")
     {
       float *restrict m = m_all, *restrict l = l_all;
 @   softmax("rows_all", "rows_all_v", "ms")
@@ -450,6 +536,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
       }
 @   end
 
+@   score_passes("prefill", "      ")
 @   softmax("rows_pv", "rows_qk", "mp")
       /* The V tile: read in place when its rows are contiguous (the runtime's K/V repack), else packed: token-major
        * rows sit a token apart (the same cache sets, a page each), and every row block re-reads them. */
@@ -486,6 +573,26 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @ end
   }
 
+@ if sinks ~= false then
+  /* Sink logits join the denominator once: here, or in the split-KV merge (an item writing partials skips them). */
+  if ($(sinks and "" or "a->sinks && ")!it->max_sum)
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+@   if decode then
+      float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+@   else
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+@   end
+      for (int r = 0; r < rows; ++r) {
+        const float sink = a->sinks[(it->kvh0 + hh) * $(G) + r % $(G)], m_new = attngen_maxf_(m[r], sink);
+        if (m_new == -INFINITY) continue; /* no key seen and a -inf sink: nothing joins */
+        const float keep = expf(m[r] - m_new); /* 0 for a row that saw no key */
+        l[r] = l[r] * keep + expf(sink - m_new);
+        m[r] = m_new;
+        for (int c = 0; c < $(D); ++c) ot[r * dp + c] *= keep;
+      }
+    }
+@ end
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;

@@ -32,7 +32,7 @@ $(sec.body)
 @ end
 @ for _, t in ipairs(tables) do
 @ local table_name, inv_freq = t.table_name, t.inv_freq
-/* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, work cut (q_tile, kv heads per item, row stride, keys per tile,
+/* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, attention features, work cut (q_tile, kv heads per item, row stride, keys per tile,
  * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len, head split min bytes, min flop) or the
  * function computing it, kernel */
 static const attngen_kernel_info $(table_name)_kernels[] = {
@@ -42,13 +42,13 @@ static const attngen_kernel_info $(table_name)_kernels[] = {
 @   end
 @   for _, k in ipairs(sec.kernels) do
   { "$(k.name)", $(I(k.heads)), $(I(k.kv_heads)), $(I(k.D or 0)), ATTNGEN_MASK_$(k.mask:upper()), ATTNGEN_PHASE_$(k.phase:upper()),
-    $(sec.isa.enum), ATTNGEN_KV_$(k.kv_dtype:upper()), $(work(k)), $(k.code) },
+    $(sec.isa.enum), ATTNGEN_KV_$(k.kv_dtype:upper()), $(spec.attn_bits(k.attn)), $(work(k)), $(k.code) },
 @   end
 @   if sec.isa.spec.arch then
 #endif
 @   end
 @ end
-  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 0 }, NULL, NULL } /* end */
+  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL } /* end */
 };
 
 @ local shape = c and string.format("%d, %d, %d", c.heads, c.kv_heads, c.head_dim) or "0, 0, 0"
@@ -77,8 +77,30 @@ static const double $(table_name)_inv_freq[$(I(#inv_freq))] = {
 @ else
 @   params[#params + 1] = "{ ATTNGEN_ROPE_NONE, 0, NULL, 0, ATTNGEN_ROPE_SCALING_NONE" .. string.rep(", 0", #spec.rope.params + 1) .. " }"
 @ end
+@ local attn = t.attn
+@ if attn and attn.alibi then
+@   local alibi_slopes = t.alibi_slopes
+/* ALiBi slopes of the $(I(#alibi_slopes)) query heads (BLOOM's rule, max_bias $(num(t.attn_max_bias))), float64, computed once by the generator
+ * (gen/attn_features.lua) */
+static const float $(table_name)_alibi_slopes[$(I(#alibi_slopes))] = {
+@   for i = 1, #alibi_slopes, 4 do
+@     local l = {}
+@     for j = i, math.min(i + 3, #alibi_slopes) do l[#l + 1] = spec.c_float(alibi_slopes[j]) end
+  $(table.concat(l, ", ")),
+@   end
+};
+
+@ end
+@ if attn then
+@   local w = attn.window or {}
+@   params[#params + 1] = string.format("{ %s, %s, %s, %s, %s }", I(w.window or 0), I(w.sink_tokens or 0),
+@     attn.softcap and spec.c_float(attn.softcap.softcap) or "0.0f", attn.alibi and spec.c_float(t.attn_max_bias) or "0.0f",
+@     attn.alibi and (table_name .. "_alibi_slopes") or "NULL")
+@ else
+@   params[#params + 1] = "{ 0 }"
+@ end
 /* ABI $(I(abi)) of attngen $(version); the model's shape and the parameters every kernel of it uses (also the generic
- * fallback): $(table.concat(spec.names(spec.options), ", ")), rope */
+ * fallback): $(table.concat(spec.names(spec.options), ", ")), rope, attention features */
 const attngen_table $(table_name) = {
   $(I(abi)), "$(t.model)", "$(version)", $(shape), { $(table.concat(params, ", ")) }, $(table_name)_kernels,
   (int)(sizeof $(table_name)_kernels / sizeof $(table_name)_kernels[0]) - 1

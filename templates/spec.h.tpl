@@ -181,12 +181,38 @@ typedef struct {
   double cs_scale;              /* every cos and sin is multiplied by it: YaRN's attention factor, else 1 */
 } attngen_rope;
 
+/* ---- attention features: bits of attngen_shape.features and attngen_kernel_info.features (0: none). Presence is
+ * part of a kernel's identity (and name); the values are attngen_feature_values, overridable per call. */
+enum {
+@ local all = 0
+@ for _, f in ipairs(spec.attn_features) do
+@   all = all + f.bit
+  ATTNGEN_ATTN_$(f.name:upper()) = $(I(f.bit)), /* $(f.doc) */
+@ end
+  ATTNGEN_ATTN_ALL_ = $(I(all))
+};
+#define ATTNGEN_ATTN_LIST(X) \
+@ for _, f in ipairs(spec.attn_features) do
+  X($(f.name:upper()), $(f.name)) \
+@ end
+  /* end */
+
+/* The values of a table's attention features (each 0 / NULL when the model lacks the feature). */
+typedef struct {
+  int window;                /* keys a query sees, itself included: i - window < j <= i */
+  int sink_tokens;           /* with a window: the first sink_tokens keys stay visible to every query */
+  float softcap;             /* scaled scores s become softcap * tanh(s / softcap) */
+  float alibi_max_bias;      /* ALiBi: the slopes' max_bias (BLOOM: 8) */
+  const float *alibi_slopes; /* ALiBi: [heads] slope of each query head (attngen_alibi_slopes' rule) */
+} attngen_feature_values;
+
 /* ---- per-kernel parameters: config options every kernel of a table carries (and the generic fallback uses) */
 typedef struct {
 @ for _, o in ipairs(spec.options) do
   $(o.ctype) $(o.name); /* $(o.doc) */
 @ end
   attngen_rope rope; /* rotary position embedding (style ATTNGEN_ROPE_NONE: none) */
+  attngen_feature_values features; /* attention features' values */
 } attngen_params;
 #define ATTNGEN_OPTION_LIST(X) \
 @ for _, o in ipairs(spec.options) do

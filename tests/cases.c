@@ -57,6 +57,23 @@
  *  qemu, NEON and scalar, 674 wide cases of the qemu subset: max 1.9e-5, closest 7x below). CASE_TOL alone
  *  (1e-5) would fail the d >= 128 cases; it is unchanged for every other range. run_cases and the Criterion
  *  summary print the wide cases' maximum on their own line.
+ *
+ * Soft-capped kernels (the SOFTCAP feature) add CASE_SOFTCAP_TOL(cap) = 2 cap CASE_TANH_ERR:
+ *  - The score becomes cap * tanh(s / cap) through the ISA's vector tanh, (1 - e) / (1 + e) with e = exp(-2|x|).
+ *    Its largest absolute error against float64 tanh, every float-grid step of [-20, 20] sampled 2^27 times per
+ *    lane pattern: 1.37e-7 on AVX-512 and AVX2 (the same exp, so the same bits; NEON runs the same formula), 1.03e-7
+ *    for the scalar tanhf. CASE_TANH_ERR = 1.4e-7.
+ *  - Scaled by the cap, that is an absolute score error ds <= cap CASE_TANH_ERR; through the softmax (above) the
+ *    output moves by at most sd_p(v) max|ds| <= 2 max|ds| with |v| <= 1. Cap 5: 1.4e-6; Gemma-2's 50: 1.4e-5.
+ * ALiBi kernels add CASE_ALIBI_TOL(m) = 4 u m, m the largest |row max| of the biased scores:
+ *  - The biased score s + slope (j - p) is one fp32 fma of an exact product-sum: error <= u |s + b|. The keys with a
+ *    weight worth counting sit within ~15 of their row's max m_r, so their exponents s + b - m_r err by at most
+ *    ~2 u |m_r| (the subtraction is exact near m_r), and the output (above) by at most 2 x that. Where the visible
+ *    keys are all far from the query (a sequence's kv_lens well below its position) or the scores are large
+ *    (range=large), |m_r| is in the tens to hundreds: a unit-range decode against kv_lens 1025 at position 2045,
+ *    slope 0.088, has m_r ~ -90, measured 1.5e-5 against a bound of 2.2e-5 + CASE_TOL. The reference's
+ *    |lse| + log(kv_len) bounds |m_r| from above (m_r <= lse <= m_r + log(keys)).
+ * Windows and sink logits are exact (-inf, one more term of the sum).
  */
 #include "cases.h"
 
@@ -213,6 +230,8 @@ typedef struct {
   int cap;
   float table_scale; /* the table's `scale` parameter for its own shape (0: none): what a 0 args.scale means */
   const attngen_rope *rope; /* the table's RoPE for its own shape (NULL: none): the reference rotates q by it */
+  const attngen_feature_values *feat; /* the table's feature values for its own shape (NULL: none) */
+  float *sinks, *slopes;    /* SINKS: random logits [heads]; ALIBI without a table: attngen_alibi_slopes [heads] */
   int32_t *q_pos;           /* POS_RANDOM / POS_ZERO positions, [batch][q_len] */
   /* A cache of another storage type than fp32 (shape.kv_dtype): kv holds it, written through attngen_kv_append
    * from the fp32 rows generated in k and v, which then hold the dequantized stored values (what the kernels read,
@@ -230,6 +249,8 @@ static void fixture_free(fixture *f) {
   fbuf_free(&f->lse);
   free(f->kv_lens);
   free(f->q_pos);
+  free(f->sinks);
+  free(f->slopes);
   kvt_free(&f->kv);
 }
 
@@ -338,8 +359,21 @@ static int fixture_init(fixture *f, const test_case *c, int slack_rows) {
   a->kv_len = c->kv_len;
   a->kv_capacity = c->kv_capacity;
   a->scale = c->scale;
-  if (c->table && c->table->heads == H && c->table->kv_heads == KVH && c->table->head_dim == D)
+  if (c->table && c->table->heads == H && c->table->kv_heads == KVH && c->table->head_dim == D) {
     f->table_scale = c->table->params.scale;
+    f->feat = &c->table->params.features;
+  }
+  a->window = c->window, a->sink_tokens = c->sink_tokens, a->softcap = c->softcap;
+  if (c->shape.features & ATTNGEN_ATTN_SINKS) { /* logits around the scores' range, so they weigh: [-3, 3) */
+    if (!(f->sinks = malloc(sizeof(float) * (size_t)H))) return -1;
+    rng sr = {0x51ull ^ c->seed};
+    for (int h = 0; h < H; h++) f->sinks[h] = 3.0f * rng_unit(&sr);
+    a->sinks = f->sinks;
+  }
+  if ((c->shape.features & ATTNGEN_ATTN_ALIBI) && !(f->feat && f->feat->alibi_slopes)) {
+    if (!(f->slopes = malloc(sizeof(float) * (size_t)H)) || attngen_alibi_slopes(H, 8.0, f->slopes)) return -1;
+    a->alibi_slopes = f->slopes;
+  }
   a->q_stride = layout_strides(c->layout, c->q_len, H, D, 0);
   a->k_stride = layout_strides(c->layout, cap, KVH, D, 0);
   a->v_stride = layout_strides(c->layout, cap, KVH, D, 0);
@@ -538,7 +572,17 @@ static int check_output(const test_case *c, const fixture *f, const double *ref,
       }
   r->max_err = worst > r->max_err ? worst : r->max_err;
   r->checked = 1;
-  const double tol = c->range == RANGE_WIDE ? CASE_TOL_WIDE(D) : CASE_TOL; /* see the top of this file */
+  double tol = c->range == RANGE_WIDE ? CASE_TOL_WIDE(D) : CASE_TOL; /* see the top of this file */
+  if (c->shape.features & ATTNGEN_ATTN_SOFTCAP) { /* the vector tanh's error, scaled by the cap (top of this file) */
+    const float cap = f->a.softcap != 0.0f ? f->a.softcap : f->feat ? f->feat->softcap : 0.0f;
+    tol += CASE_SOFTCAP_TOL(cap);
+  }
+  if (c->shape.features & ATTNGEN_ATTN_ALIBI) { /* one fp32 rounding of each biased score (top of this file) */
+    double m = 0.0; /* the largest |row max of the biased scores|: |m| <= |lse| + log(kv_len) */
+    for (size_t i = 0, n = (size_t)B * H * Q; i < n; i++)
+      if (!isinf(ref_lse[i]) && fabs(ref_lse[i]) + log((double)c->kv_len) > m) m = fabs(ref_lse[i]) + log((double)c->kv_len);
+    tol += CASE_ALIBI_TOL(m);
+  }
   r->tol = tol;
   if (worst > tol) {
     ptrdiff_t off = wb * f->os.batch + wi * f->os.seq + wh * f->os.head + we;
@@ -600,6 +644,12 @@ static int compute_ref(const fixture *f, double **ref, double **ref_lse) {
   if (!*ref || !*ref_lse) return -1;
   attngen_args ra = *a; /* the documented scale rule: the call's, else the table's, else 1/sqrt(head_dim) */
   if (ra.scale == 0.0f) ra.scale = f->table_scale;
+  if (f->feat) { /* and the features' values: the call's, else the table's */
+    if (ra.window == 0) ra.window = f->feat->window;
+    if (ra.sink_tokens == 0) ra.sink_tokens = f->feat->sink_tokens;
+    if (ra.softcap == 0.0f) ra.softcap = f->feat->softcap;
+    if (!ra.alibi_slopes) ra.alibi_slopes = f->feat->alibi_slopes;
+  }
   ra.k = f->k.p, ra.v = f->v.p; /* fp32, or the dequantized values of a typed cache (same strides) */
   ref_attention_rope(&f->shape, &ra, f->rope, NULL, *ref, *ref_lse); /* K as stored (a RoPE cache: rotated) */
   return 0;
@@ -1133,6 +1183,51 @@ static int run_errors(const test_case *c, case_result *r) {
     bad[base.batch - 1] = base.kv_len + 1;
     RUN_WITH("kv_lens[last] = kv_len + 1", a.kv_lens = bad, WANT(ATTNGEN_ERR_LENGTHS));
   }
+  /* attention features: a value for a kernel without the feature, a kernel with one and no or a bad value */
+  const unsigned ft = sh->features;
+  if (ft & ATTNGEN_ATTN_WINDOW) {
+    RUN_WITH("window = -1", a.window = -1, WANT(ATTNGEN_ERR_SIZE));
+    RUN_WITH("sink_tokens = -1", a.sink_tokens = -1, WANT(ATTNGEN_ERR_SIZE));
+  } else {
+    RUN_WITH("window = 8 without the window feature", a.window = 8, WANT(ATTNGEN_ERR_SHAPE));
+  }
+  if (ft & ATTNGEN_ATTN_SOFTCAP) {
+    RUN_WITH("softcap = -1", a.softcap = -1.0f, WANT(ATTNGEN_ERR_SIZE));
+    RUN_WITH("softcap = inf", a.softcap = INFINITY, WANT(ATTNGEN_ERR_SIZE));
+  } else {
+    RUN_WITH("softcap = 30 without the softcap feature", a.softcap = 30.0f, WANT(ATTNGEN_ERR_SHAPE));
+  }
+  if (ft & ATTNGEN_ATTN_SINKS) RUN_WITH("sinks = NULL", a.sinks = NULL, WANT(ATTNGEN_ERR_NULL));
+  else RUN_WITH("sinks without the sinks feature", a.sinks = f.q.p, WANT(ATTNGEN_ERR_SHAPE));
+  if (!(ft & ATTNGEN_ATTN_ALIBI))
+    RUN_WITH("alibi_slopes without the alibi feature", a.alibi_slopes = f.q.p, WANT(ATTNGEN_ERR_SHAPE));
+  { /* the features' shapes and values, on generic kernels (no table to give values) */
+    attngen_kernel gk;
+    attngen_shape gs = *sh;
+    float slopes[4];
+    gs.features = 1u << 30;
+    expect_status(&x, "attngen_select_generic(unknown feature bit)", attngen_select_generic(&gs, ATTNGEN_ISA_SCALAR, &gk),
+                  WANT(ATTNGEN_ERR_SHAPE));
+    gs.features = ATTNGEN_ATTN_WINDOW, gs.mask = ATTNGEN_MASK_PADDING;
+    expect_status(&x, "attngen_select_generic(window with the padding mask)",
+                  attngen_select_generic(&gs, ATTNGEN_ISA_SCALAR, &gk), WANT(ATTNGEN_ERR_UNSUPPORTED));
+    a = base;
+    a.window = a.sink_tokens = 0, a.softcap = 0.0f, a.sinks = a.alibi_slopes = NULL;
+    static const struct { unsigned bit; int want; const char *what; } none[] = {
+        {ATTNGEN_ATTN_SOFTCAP, ATTNGEN_ERR_SIZE, "generic soft-cap kernel without softcap"},
+        {ATTNGEN_ATTN_ALIBI, ATTNGEN_ERR_NULL, "generic ALiBi kernel without slopes"},
+        {ATTNGEN_ATTN_SINKS, ATTNGEN_ERR_NULL, "generic sinks kernel without sinks"},
+        {ATTNGEN_ATTN_WINDOW, ATTNGEN_ERR_SIZE, "generic window kernel without window"}}; /* causal masks only */
+    for (int i = 0; i < 4; i++) {
+      gs = *sh;
+      gs.features = none[i].bit;
+      if (attngen_select_generic(&gs, ATTNGEN_ISA_SCALAR, &gk) == ATTNGEN_OK)
+        expect_status(&x, none[i].what, attngen_run(&gk, &a), WANT(none[i].want));
+    }
+    expect_status(&x, "attngen_alibi_slopes(heads 0)", attngen_alibi_slopes(0, 8.0, slopes), WANT(ATTNGEN_ERR_SIZE));
+    expect_status(&x, "attngen_alibi_slopes(max_bias 0)", attngen_alibi_slopes(4, 0.0, slopes), WANT(ATTNGEN_ERR_SIZE));
+    expect_status(&x, "attngen_alibi_slopes(out NULL)", attngen_alibi_slopes(4, 8.0, NULL), WANT(ATTNGEN_ERR_NULL));
+  }
   RUN_WITH("q_stride.head < 0", (a.q_stride = f.qs, a.q_stride.head = -(ptrdiff_t)sh->head_dim),
            WANT(ATTNGEN_ERR_STRIDE));
   RUN_WITH("k_stride.seq < 0", (a.k_stride = f.ks, a.k_stride.seq = -f.ks.seq), WANT(ATTNGEN_ERR_STRIDE));
@@ -1395,7 +1490,7 @@ static int run_table(const test_case *c, case_result *r) {
     /* a table from a generator with another ABI is refused by name, never misread */
     attngen_table other = *t;
     attngen_kernel k;
-    attngen_shape sh = {t->heads, t->kv_heads, t->head_dim, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_KV_F32};
+    attngen_shape sh = {t->heads, t->kv_heads, t->head_dim, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_KV_F32, 0};
     other.abi = ATTNGEN_ABI + 1;
     int st = attngen_select(&other, &sh, &k);
     if (st != ATTNGEN_ERR_UNSUPPORTED || !strstr(attngen_last_error(), "ABI"))
@@ -1404,6 +1499,17 @@ static int run_table(const test_case *c, case_result *r) {
     st = attngen_select_specialized(&other, &sh, ATTNGEN_ISA_SCALAR, &k);
     if (st != ATTNGEN_ERR_UNSUPPORTED || !strstr(attngen_last_error(), "ABI"))
       return case_failf(r, "attngen_select_specialized accepted a table with ABI %d (status %d)", other.abi, st);
+  }
+  if (t->params.features.alibi_slopes) { /* the generator's slopes: the reference's rule rounded once, and the runtime's */
+    float rt[ATTNGEN_MAX_HEADS];
+    const double mb = t->params.features.alibi_max_bias;
+    if (attngen_alibi_slopes(t->heads, mb, rt) != ATTNGEN_OK)
+      return case_failf(r, "attngen_alibi_slopes(%d, %g): %s", t->heads, mb, attngen_last_error());
+    for (int h = 0; h < t->heads; h++)
+      if (t->params.features.alibi_slopes[h] != (float)ref_alibi_slope(t->heads, mb, h) ||
+          rt[h] != t->params.features.alibi_slopes[h])
+        return case_failf(r, "ALiBi slope of head %d: table %.9g, runtime %.9g, reference %.17g", h,
+                          (double)t->params.features.alibi_slopes[h], (double)rt[h], ref_alibi_slope(t->heads, mb, h));
   }
   int expect = 0;
   for (const xentry *x = xl; x->name; x++) {
@@ -1422,8 +1528,13 @@ static int run_table(const test_case *c, case_result *r) {
         return case_failf(r, "table entry %s lacks fn or a work cut", x->name);
       char want[160], tail[24], dt[24] = ""; /* an fp32 cache adds nothing to the name, another type _<type> after the phase */
       if (x->kv_dtype != ATTNGEN_KV_F32) snprintf(dt, sizeof dt, "_%s", attngen_kv_dtype_name(x->kv_dtype));
-      snprintf(want, sizeof want, "attn_h%d_kv%d_d%d_%s_%s%s", x->heads, x->kv_heads, x->head_dim,
-               attngen_mask_name(x->mask), attngen_phase_name(x->phase), dt);
+      char feats[64] = ""; /* the attention features after the mask, in spec order */
+#define CASE_FEATURE_SUFFIX(F, name) \
+  if (k->features & ATTNGEN_ATTN_##F) strcat(feats, "_" #name);
+      ATTNGEN_ATTN_LIST(CASE_FEATURE_SUFFIX)
+#undef CASE_FEATURE_SUFFIX
+      snprintf(want, sizeof want, "attn_h%d_kv%d_d%d_%s%s_%s%s", x->heads, x->kv_heads, x->head_dim,
+               attngen_mask_name(x->mask), feats, attngen_phase_name(x->phase), dt);
       snprintf(tail, sizeof tail, "__%s", attngen_isa_name(x->isa));
       /* between them nothing, or _<kind> for a kind of layers whose code differs from an earlier kind's */
       const size_t nw = strlen(want), nt = strlen(tail), nn = strlen(x->name);
@@ -1514,6 +1625,10 @@ void case_name(const test_case *c, char *buf, size_t n) {
            kname, attngen_mask_name(c->shape.mask), c->batch, c->q_len, c->kv_len, c->kv_capacity, lens[c->kvlens],
            layouts[c->layout], ranges[c->range], c->want_lse, (double)c->scale);
   if (c->pos == POS_RANDOM && strlen(buf) + 16 < n) strcat(buf, " pos=random");
+#define CASE_FEATURE_NAME(F, name) \
+  if ((c->shape.features & ATTNGEN_ATTN_##F) && strlen(buf) + 16 < n) strcat(buf, " +" #name);
+  ATTNGEN_ATTN_LIST(CASE_FEATURE_NAME)
+#undef CASE_FEATURE_NAME
 }
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -1595,9 +1710,20 @@ static void add_numeric_typed(vec *v, test_case b, case_subset subset) {
   }
 }
 
+/* A window kernel's decode with a window of 1100 keys passed per call: past 2 x split_min_keys, so the runtime cuts
+ * the window's keys (not the cache's) among splits, the first also holding the sink tokens, and merges them with
+ * the sink logits joining once. */
+static void add_window_splits(vec *v, test_case b) {
+  if (!(b.shape.features & ATTNGEN_ATTN_WINDOW) || b.shape.phase != ATTNGEN_PHASE_DECODE) return;
+  b.window = 1100;
+  mk(v, b, 1, 1, 2049, 2100, KVL_NULL, LAYOUT_DENSE, RANGE_UNIT, 1);
+  mk(v, b, 3, 4, 2049, 2100, KVL_VARIED, LAYOUT_PADDED, RANGE_UNIT, 1); /* kv_lens 2049, 0, 1025 */
+}
+
 static void add_numeric(vec *v, test_case b, case_subset subset, int level) {
   static const int L[] = {1, 7, 33, 130, 257};
   b.kind = CK_NUMERIC;
+  add_window_splits(v, b);
   if (b.shape.kv_dtype != ATTNGEN_KV_F32) {
     add_numeric_typed(v, b, subset);
     return;
@@ -1702,6 +1828,13 @@ static void add_errors(vec *v, test_case b) {
     mk(v, b, 2, 2, 7, 9, KVL_FULL, LAYOUT_DENSE, RANGE_UNIT, 1);
 }
 
+/* The attention features of the table's kernel of that name (the header's list does not carry them). */
+static unsigned features_named(const attngen_table *t, const char *name) {
+  for (int i = 0; i < t->count; i++)
+    if (strcmp(t->kernels[i].name, name) == 0) return t->kernels[i].features;
+  return 0;
+}
+
 /* Preference of an ISA (the spec lists the best first): higher is better. */
 static int isa_rank(attngen_isa i) {
   int rank = ATTNGEN_ISA_COUNT_;
@@ -1739,7 +1872,7 @@ static void add_kv_cache(vec *v, const attngen_table *tab, const xentry *xl, uns
         memset(&b, 0, sizeof b);
         b.table = tab;
         b.model = tab->model;
-        b.shape = (attngen_shape){tab->heads, tab->kv_heads, tab->head_dim, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL, dt};
+        b.shape = (attngen_shape){tab->heads, tab->kv_heads, tab->head_dim, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL, dt, tab->kernels[0].features};
         b.via_select = 1;
         b.kind = CK_STEP;
         b.variant = STEP_DECODE1;
@@ -1772,7 +1905,7 @@ static void add_kv_cache(vec *v, const attngen_table *tab, const xentry *xl, uns
         b.table = tab;
         b.model = tab->model;
         b.kernel_index = ip;
-        b.shape = (attngen_shape){tab->heads, tab->kv_heads, tab->head_dim, mask, ATTNGEN_PHASE_PREFILL, dt};
+        b.shape = (attngen_shape){tab->heads, tab->kv_heads, tab->head_dim, mask, ATTNGEN_PHASE_PREFILL, dt, tab->kernels[0].features};
         b.isa = isa >= 0 ? (attngen_isa)isa : ATTNGEN_ISA_SCALAR;
         b.via_select = isa < 0;
         b.kind = CK_STEP;
@@ -1829,7 +1962,7 @@ int cases_build(case_subset subset, test_case **out) {
       memset(&b, 0, sizeof b);
       b.kind = CK_MERGE;
       b.model = "runtime";
-      b.shape = (attngen_shape){4, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL, ATTNGEN_KV_F32};
+      b.shape = (attngen_shape){4, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL, ATTNGEN_KV_F32, 0};
       b.isa = (attngen_isa)isa;
       b.variant = variant;
       push(&v, b);
@@ -1858,7 +1991,7 @@ int cases_build(case_subset subset, test_case **out) {
       b.table = tab;
       b.model = tab->model;
       b.kernel_index = i;
-      b.shape = (attngen_shape){ki->heads, ki->kv_heads, ki->head_dim, ki->mask, ki->phase, ki->kv_dtype};
+      b.shape = (attngen_shape){ki->heads, ki->kv_heads, ki->head_dim, ki->mask, ki->phase, ki->kv_dtype, ki->features};
       b.isa = ki->isa;
       if (subset == CASES_QEMU && mixed) add_numeric_typed(&v, b, subset); /* its fp32 kernels: as any other table's */
       else add_numeric(&v, b, subset, 2);
@@ -1893,7 +2026,8 @@ int cases_build(case_subset subset, test_case **out) {
       b.table = tab;
       b.model = tab->model;
       b.via_select = 1;
-      b.shape = (attngen_shape){x->heads, x->kv_heads, x->head_dim, x->mask, x->phase, x->kv_dtype};
+      b.shape = (attngen_shape){x->heads, x->kv_heads, x->head_dim, x->mask, x->phase, x->kv_dtype,
+                                features_named(tab, x->name)};
       b.isa = x->isa;
       add_numeric(&v, b, subset, 0);
     }
@@ -1911,7 +2045,7 @@ int cases_build(case_subset subset, test_case **out) {
       b.table = tab;
       b.model = tab->model;
       b.kernel_index = i;
-      b.shape = (attngen_shape){ki->heads, ki->kv_heads, ki->head_dim, ki->mask, ki->phase, ki->kv_dtype};
+      b.shape = (attngen_shape){ki->heads, ki->kv_heads, ki->head_dim, ki->mask, ki->phase, ki->kv_dtype, ki->features};
       b.isa = ki->isa;
       add_threads(&v, b, subset);
       add_errors(&v, b);
@@ -1930,9 +2064,20 @@ int cases_build(case_subset subset, test_case **out) {
           test_case b;
           memset(&b, 0, sizeof b);
           b.model = "generic";
-          b.shape = (attngen_shape){sp[0], sp[1], sp[2], (attngen_mask)m, (attngen_phase)p, ATTNGEN_KV_F32};
+          b.shape = (attngen_shape){sp[0], sp[1], sp[2], (attngen_mask)m, (attngen_phase)p, ATTNGEN_KV_F32, 0};
           b.isa = (attngen_isa)isa;
           add_numeric(&v, b, subset, s >= nshapes && sp[2] <= 64 ? 1 : 0);
+          /* every attention feature at once, values from the call (no table): the window (and its sinks) on the
+           * causal masks only; an extra shape each, the tables' shapes test them through their own kernels */
+          if (s == nshapes + 1 || s == nshapes + 3) { /* h6 kv3 d17 and h5 d3: GQA, 5 heads (not a power of 2) */
+            const int causal = (attngen_mask_features((attngen_mask)m) & ATTNGEN_FEATURE_CAUSAL) != 0;
+            b.shape.features = ATTNGEN_ATTN_SOFTCAP | ATTNGEN_ATTN_ALIBI | ATTNGEN_ATTN_SINKS |
+                               (causal ? ATTNGEN_ATTN_WINDOW : 0);
+            b.window = (b.shape.features & ATTNGEN_ATTN_WINDOW) ? 29 : 0;
+            b.sink_tokens = (b.shape.features & ATTNGEN_ATTN_WINDOW) ? 3 : 0;
+            b.softcap = (b.shape.features & ATTNGEN_ATTN_SOFTCAP) ? 4.0f : 0.0f;
+            add_numeric(&v, b, subset, 0);
+          }
         }
     }
   }
@@ -1955,7 +2100,7 @@ int cases_build(case_subset subset, test_case **out) {
               test_case b;
               memset(&b, 0, sizeof b);
               b.model = "generic";
-              b.shape = (attngen_shape){sp[0], sp[1], sp[2], (attngen_mask)m, (attngen_phase)p, dt};
+              b.shape = (attngen_shape){sp[0], sp[1], sp[2], (attngen_mask)m, (attngen_phase)p, dt, 0};
               b.isa = (attngen_isa)isa;
               add_numeric(&v, b, subset, 0);
             }
@@ -1974,26 +2119,26 @@ int cases_build(case_subset subset, test_case **out) {
         test_case b;
         memset(&b, 0, sizeof b);
         b.model = "generic";
-        b.shape = (attngen_shape){6, 3, 17, p ? ATTNGEN_MASK_CROSS : ATTNGEN_MASK_CAUSAL, (attngen_phase)p, ATTNGEN_KV_F32};
+        b.shape = (attngen_shape){6, 3, 17, p ? ATTNGEN_MASK_CROSS : ATTNGEN_MASK_CAUSAL, (attngen_phase)p, ATTNGEN_KV_F32, 0};
         b.isa = (attngen_isa)i;
         add_errors(&v, b);
         if (i == (int)best) {
           if (p == ATTNGEN_PHASE_DECODE) { /* attngen_alloc, and the generic MHA decode kernel on its memory */
             test_case m = b;
             m.kind = CK_ALLOC;
-            m.shape = (attngen_shape){8, 8, 128, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE, ATTNGEN_KV_F32};
+            m.shape = (attngen_shape){8, 8, 128, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE, ATTNGEN_KV_F32, 0};
             m.seed = 77;
             push(&v, m);
           }
           add_threads(&v, b, subset);
-          b.shape = (attngen_shape){4, 1, 80, p ? ATTNGEN_MASK_NONE : ATTNGEN_MASK_CAUSAL_PADDING, (attngen_phase)p, ATTNGEN_KV_F32};
+          b.shape = (attngen_shape){4, 1, 80, p ? ATTNGEN_MASK_NONE : ATTNGEN_MASK_CAUSAL_PADDING, (attngen_phase)p, ATTNGEN_KV_F32, 0};
           add_threads(&v, b, subset);
           for (int t = 1; t < ATTNGEN_KV_COUNT_; t++) {
             b.shape = (attngen_shape){8, 2, 128, p ? ATTNGEN_MASK_PADDING : ATTNGEN_MASK_CAUSAL_PADDING, (attngen_phase)p,
-                                      (attngen_kv_dtype)t};
+                                      (attngen_kv_dtype)t, 0};
             add_threads(&v, b, subset);
             b.shape = (attngen_shape){4, 2, 64, p ? ATTNGEN_MASK_CROSS : ATTNGEN_MASK_CAUSAL, (attngen_phase)p,
-                                      (attngen_kv_dtype)t};
+                                      (attngen_kv_dtype)t, 0};
             add_errors(&v, b);
           }
         }

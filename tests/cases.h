@@ -15,6 +15,9 @@
 /* RANGE_WIDE cases: each query row is scaled so that its largest |score| (after the softmax scale) is
  * CASE_WIDE_SMAX. Their own tolerance, derived in cases.c: CASE_TOL plus 3.6 * u * SMAX * sqrt(head_dim). */
 #define CASE_WIDE_SMAX 30.0
+#define CASE_TANH_ERR 1.4e-7 /* the vector tanh's largest error (tests/cases.c) */
+#define CASE_SOFTCAP_TOL(cap) (2.0 * (double)(cap) * CASE_TANH_ERR)
+#define CASE_ALIBI_TOL(m) (4.0 * 0x1p-24 * (m)) /* m: the largest |row max| of the biased scores (tests/cases.c) */
 #define CASE_TOL_WIDE(d) (CASE_TOL + 3.6 * 0x1p-24 * CASE_WIDE_SMAX * sqrt((double)(d)))
 
 typedef enum {
@@ -65,6 +68,8 @@ typedef struct {
   case_layout layout;
   case_range range;
   float scale; /* passed as args.scale (0: default) */
+  int window, sink_tokens; /* passed as args (0: the table's); a generic kernel with the window feature needs them */
+  float softcap;           /* passed as args.softcap (0: the table's) */
   int want_lse;
   int via_select; /* get the kernel through attngen_select(table, shape), fallback included (table params apply) */
   case_pos pos;   /* query positions of RoPE tables (ignored by others) */

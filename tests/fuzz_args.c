@@ -103,7 +103,7 @@ static int mask_reads_lens(attngen_mask m) {
 
 /* A message no call under test can produce: set before each call, so a refused call must replace it. */
 static const char *set_sentinel_error(void) {
-  attngen_shape s = {2, 1, ATTNGEN_MAX_HEAD_DIM + 7, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_KV_F32};
+  attngen_shape s = {2, 1, ATTNGEN_MAX_HEAD_DIM + 7, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_KV_F32, 0};
   attngen_kernel k;
   (void)attngen_select_generic(&s, ATTNGEN_ISA_SCALAR, &k);
   return attngen_last_error();
@@ -580,7 +580,7 @@ static int pick_kernel(rng *r, kpick *kp) {
   memset(kp, 0, sizeof *kp);
   if (g_nspec > 0 && pct(r, 50)) {
     const attngen_kernel_info *ki = g_spec[rnd(r) % (uint64_t)g_nspec];
-    attngen_shape s = {ki->heads, ki->kv_heads, ki->head_dim, ki->mask, ki->phase, ki->kv_dtype};
+    attngen_shape s = {ki->heads, ki->kv_heads, ki->head_dim, ki->mask, ki->phase, ki->kv_dtype, ki->features};
     int st = attngen_select_specialized(table_of(ki), &s, ki->isa, &kp->k);
     if (st != ATTNGEN_OK || kp->k.info != ki) {
       failf("attngen_select_specialized(%s): %s (%s)", ki->name, attngen_status_name(st), attngen_last_error());
@@ -1173,7 +1173,7 @@ typedef struct {
 /* h4 kv2 d8 on the scalar generic kernel: batch 2, q_len 3 (prefill) or 2 (decode), kv_len 5, cap 6 */
 static void small_init(small *s, attngen_phase phase, attngen_mask mask) {
   memset(s, 0, sizeof *s);
-  attngen_shape sh = {4, 2, 8, mask, phase, ATTNGEN_KV_F32};
+  attngen_shape sh = {4, 2, 8, mask, phase, ATTNGEN_KV_F32, 0};
   if (attngen_select_generic(&sh, ATTNGEN_ISA_SCALAR, &s->k) != ATTNGEN_OK) {
     failf("select_generic for the regression fixture: %s", attngen_last_error());
     exit(1);
@@ -1285,7 +1285,7 @@ static int isa_env_body(const void *arg) {
   setenv("ATTNGEN_ISA", e->value, 1);
   if (e->verbose) setenv("ATTNGEN_VERBOSE", "1", 1);
   else unsetenv("ATTNGEN_VERBOSE");
-  attngen_shape s = {4, 2, 8, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL, ATTNGEN_KV_F32};
+  attngen_shape s = {4, 2, 8, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL, ATTNGEN_KV_F32, 0};
   attngen_kernel k;
   for (int i = 0; i < 3; i++) {
     (void)attngen_select(g_tables[0], &s, &k);

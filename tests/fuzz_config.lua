@@ -376,7 +376,7 @@ local function hostile_value()
   return raw('("*/"):rep(' .. rnd(300) .. ')')
 end
 
-local RESERVED = { "kv_dtype", "sliding_window", "softcap", "alibi", "sinks", "lse" }
+local RESERVED = { "kv_dtype", "sliding_window", "softcap", "alibi", "sinks", "lse", "window", "sink_tokens" }
 local UNKNOWN_KEYS = { "kvheads", "Heads", "HEADS", "head_dims", "mask", "phase", "isa", "Name", "_G", "__index",
   "_ENV", "n", "version", "dtype", "", "heads ", " heads", "1", "kv-heads", "head-dim", "\0", "a\nb", "*/",
   "$(id)", "\255" }

@@ -680,7 +680,9 @@ int kvt_append_errors(const attngen_kernel *k, case_result *r) {
   if (!x.fail && (attngen_mask_features(k->shape.mask) & ATTNGEN_FEATURE_CAUSAL)) {
     attngen_step_args s0, st;
     memset(&s0, 0, sizeof s0);
+    static const float zero_sinks[ATTNGEN_MAX_HEADS]; /* sink logits of 0: a kernel with SINKS needs some */
     s0.kv = base, s0.q = q, s0.o = x.o, s0.lse = x.lse;
+    if (k->shape.features & ATTNGEN_ATTN_SINKS) s0.sinks = zero_sinks;
     for (int i = 0; i < 10 && !x.fail; i++) {
       st = s0;
       void **f = append_field(&st.kv, i);

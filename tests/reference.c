@@ -29,6 +29,28 @@ int ref_visible(attngen_mask mask, const attngen_args *a, int b, int i, int j) {
   return 1;
 }
 
+/* The attention features of runtime/attngen.h, from their definitions, with the call's resolved values (args).
+ * p: the query's position (kv_len - q_len + i), j: the key's. */
+static int ref_in_window(const attngen_shape *sh, const attngen_args *a, long long p, int j) {
+  if (!(sh->features & ATTNGEN_ATTN_WINDOW)) return 1;
+  return j > p - a->window || j < a->sink_tokens;
+}
+static double ref_feature_score(const attngen_shape *sh, const attngen_args *a, int h, long long p, int j, double s) {
+  if (sh->features & ATTNGEN_ATTN_SOFTCAP) s = (double)a->softcap * tanh(s / (double)a->softcap);
+  if (sh->features & ATTNGEN_ATTN_ALIBI) s += (double)a->alibi_slopes[h] * (double)(j - p);
+  return s;
+}
+
+/* ALiBi's slope of head h of `heads`, float64: HF transformers' BLOOM build_alibi_tensor with max_bias for its 8 (the
+ * closest power of two n <= heads: base 2^(-max_bias / n) to the powers 1..n, then 2^(-max_bias / 2n) to the odd
+ * powers 1, 3, 5, ... for the heads past n). */
+double ref_alibi_slope(int heads, double max_bias, int h) {
+  int n = 1;
+  while (2 * n <= heads) n *= 2;
+  if (h < n) return pow(pow(2.0, -max_bias / n), h + 1);
+  return pow(pow(2.0, -max_bias / (2.0 * n)), 2 * (h - n) + 1);
+}
+
 /* YaRN's mscale(s, m) of transformers' _compute_yarn_parameters. */
 static double ref_yarn_mscale(double s, double m) { return s <= 1.0 ? 1.0 : 0.1 * m * log(s) + 1.0; }
 
@@ -130,10 +152,11 @@ void ref_attention_rope(const attngen_shape *shape, const attngen_args *a, const
         else
           for (int e = 0; e < D; e++) qd[e] = q[e];
         /* scores of the visible keys and their maximum */
+        const long long p = (long long)a->kv_len - a->q_len + i;
         double m = -INFINITY;
         int any = 0;
         for (int j = 0; j < a->kv_len; j++) {
-          if (!ref_visible(shape->mask, a, b, i, j)) continue;
+          if (!ref_visible(shape->mask, a, b, i, j) || !ref_in_window(shape, a, p, j)) continue;
           double dot = 0.0;
           if (kr) {
             for (int e = 0; e < D; e++) dot += qd[e] * kr[(size_t)j * D + e];
@@ -141,21 +164,24 @@ void ref_attention_rope(const attngen_shape *shape, const attngen_args *a, const
             const float *k = a->k + b * ks.batch + j * ks.seq + kvh * ks.head;
             for (int e = 0; e < D; e++) dot += qd[e] * (double)k[e];
           }
-          s[j] = scale * dot;
+          s[j] = ref_feature_score(shape, a, h, p, j, scale * dot);
           if (s[j] > m) m = s[j];
           any = 1;
         }
+        /* a sink logit joins the denominator, with no value row */
+        const double sink = (shape->features & ATTNGEN_ATTN_SINKS) ? (double)a->sinks[h] : -INFINITY;
         for (int e = 0; e < D; e++) o[e] = 0.0;
         if (!any) {
-          if (lse) lse[((size_t)b * H + h) * a->q_len + i] = -INFINITY;
+          if (lse) lse[((size_t)b * H + h) * a->q_len + i] = sink;
           continue;
         }
+        if (sink > m) m = sink;
         /* softmax with max subtraction, then the weighted sum of values */
-        double sum = 0.0;
+        double sum = exp(sink - m);
         for (int j = 0; j < a->kv_len; j++)
-          if (ref_visible(shape->mask, a, b, i, j)) sum += exp(s[j] - m);
+          if (ref_visible(shape->mask, a, b, i, j) && ref_in_window(shape, a, p, j)) sum += exp(s[j] - m);
         for (int j = 0; j < a->kv_len; j++) {
-          if (!ref_visible(shape->mask, a, b, i, j)) continue;
+          if (!ref_visible(shape->mask, a, b, i, j) || !ref_in_window(shape, a, p, j)) continue;
           const double p = exp(s[j] - m) / sum;
           const float *v = a->v + b * vs.batch + j * vs.seq + kvh * vs.head;
           for (int e = 0; e < D; e++) o[e] += p * (double)v[e];

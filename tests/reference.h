@@ -30,6 +30,9 @@ double ref_rope_cs_scale(const attngen_rope *rope);
  * are copied. */
 void ref_rope_rotate(const attngen_rope *rope, const double *inv, long long pos, const float *x, int d, double *y);
 
+/* ALiBi's slope of query head h of `heads` (BLOOM's rule, max_bias for its 8), float64. */
+double ref_alibi_slope(int heads, double max_bias, int h);
+
 /* The dense-default rule for one tensor (rows = q_len for Q/O, kv_capacity or kv_len for K/V). */
 attngen_strides ref_strides(attngen_strides s, int rows, int nheads, int head_dim);
 

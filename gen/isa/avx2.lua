@@ -65,6 +65,7 @@ return {
   -- keys along the lanes: lane k (key j0 + k) of v becomes -inf unless j0 + k < lim
   mask_lanes = function(v, j0, lim) return "attngen_mask_lanes_avx2(" .. v .. ", " .. j0 .. ", " .. lim .. ")" end,
   exp = function(x) return "attngen_exp_avx2(" .. x .. ")" end,
+  tanh = function(x) return "attngen_tanh_avx2(" .. x .. ")" end,
   -- dst[c * ds + i] = src[i][k0 + c] * s for i, c < 8: eight rows of Q into the transposed tile at once (the
   -- x86 helper AVX-512 uses too, templates/isa/x86.c)
   transpose_scaled = function(src, k0, s, dst, ds)

@@ -49,6 +49,7 @@ return {
   -- keys along the lanes: lane k (key j0 + k) of v becomes -inf unless j0 + k < lim
   mask_lanes = function(v, j0, lim) return "attngen_mask_lanes_avx512(" .. v .. ", " .. j0 .. ", " .. lim .. ")" end,
   exp = function(x) return "attngen_exp_avx512(" .. x .. ")" end,
+  tanh = function(x) return "attngen_tanh_avx512(" .. x .. ")" end,
   -- dst[c * ds + i] = src[i][k0 + c] * s for i, c < 16: sixteen rows of Q into the transposed tile at once
   transpose_scaled = function(src, k0, s, dst, ds)
     return string.format("attngen_transpose_scaled_avx512(%s, %s, %s, %s, %s);", src, k0, s, dst, ds)

@@ -40,6 +40,7 @@ return {
   end,
   mask_lanes = function(v, j0, lim) return "attngen_mask_lanes_neon(" .. v .. ", " .. j0 .. ", " .. lim .. ")" end,
   exp = function(x) return "attngen_exp_neon(" .. x .. ")" end,
+  tanh = function(x) return "attngen_tanh_neon(" .. x .. ")" end,
   mask_keys = function(v, j, lim) return "attngen_mask_neon(" .. v .. ", " .. j .. ", " .. lim .. ")" end,
   select_zero_if_neginf = function(v) return "attngen_finite_or_zero_neon(" .. v .. ")" end,
   -- the cache's storage types (gen/kvtype.lua): 4 stored elements at p as 4 floats, exact (int8 before its scale)

@@ -32,6 +32,7 @@ return {
   end,
   mask_lanes = function(v, j0, lim) return "(" .. j0 .. " < " .. lim .. " ? " .. v .. " : -INFINITY)" end,
   exp = function(x) return "attngen_exp_scalar(" .. x .. ")" end,
+  tanh = function(x) return "attngen_tanh_scalar(" .. x .. ")" end,
   mask_keys = function(v, j, lim) return "((float)(" .. j .. ") < " .. lim .. " ? " .. v .. " : -INFINITY)" end,
   select_zero_if_neginf = function(v) return "(" .. v .. " == -INFINITY ? 0.0f : " .. v .. ")" end,
   -- the cache's storage types (gen/kvtype.lua): the portable conversions of runtime/attngen_convert.h

@@ -5,7 +5,14 @@
  *   name = "gemma-2-2b", heads = 8, kv_heads = 4, head_dim = 256,
  *   masks = { "causal", "causal_padding" }, phases = { "prefill", "decode" },
  *   isas = { "avx512", "avx2", "neon", "scalar" },
+ *   scale = 0.0625,
  *   rope = { style = "half", theta = 10000, rotary_dim = 256 },
+ *   softcap = 50,
+ *   kinds = {
+ *     { name = "local", window = 4096 },
+ *     { name = "global" },
+ *   },
+ *   layers = { "local", "global", "local", "global", "local", "global", "local", "global", "local", "global", "local", "global", "local", "global", "local", "global", "local", "global", "local", "global", "local", "global", "local", "global", "local", "global" },
  *   source = https://huggingface.co/google/gemma-2-2b/blob/main/config.json
  */
 #include "attngen_gemma_2_2b.h"
@@ -101,6 +108,18 @@ ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 __m512 attngen_exp_avx512(__m512 x)
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
   const __m512i y = _mm512_add_epi32(_mm512_castps_si512(p), _mm512_slli_epi32(_mm512_cvtps_epi32(n), 23));
   return _mm512_maskz_mov_ps(keep, _mm512_castsi512_ps(y));
+}
+
+/* tanh(x) = sign(x) (1 - e) / (1 + e) with e = exp(-2|x|) in [0, 1]: the exp above, which never overflows here;
+ * |x| = inf gives +-1, NaN stays NaN. Logit soft-capping (softcap * tanh(s / softcap)) calls it; tests/cases.c
+ * measures its largest error against float64 tanh and states the tolerance that follows. */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 __m512 attngen_tanh_avx512(__m512 x)
+{
+  const __m512i sign = _mm512_set1_epi32(-2147483647 - 1), xi = _mm512_castps_si512(x);
+  const __m512 ax = _mm512_castsi512_ps(_mm512_andnot_si512(sign, xi));
+  const __m512 e = attngen_exp_avx512(_mm512_mul_ps(ax, _mm512_set1_ps(-2.0f)));
+  const __m512 t = _mm512_div_ps(_mm512_sub_ps(_mm512_set1_ps(1.0f), e), _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+  return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(t), _mm512_and_si512(sign, xi)));
 }
 
 /* Lanes (query rows) whose visible-key count lim is <= key j become -inf. */
@@ -796,8 +815,8 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d256_2x64_t64__avx
   }
 }
 
-/* attn_h8_kv4_d256_causal_prefill__avx512: about 96 (query x group) rows per item, Q·Kᵀ 32x8 register blocks, P·V 8x32, 32 keys per tile, fully unrolled over head_dim */
-static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_prefill__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h8_kv4_d256_causal_window_softcap_prefill__avx512: about 96 (query x group) rows per item, Q·Kᵀ 32x8 register blocks, P·V 8x32, 32 keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_window_softcap_prefill__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
@@ -879,9 +898,20 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_prefill__avx512(const 
   int kend = it->k1;
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
 
-  for (int kt = it->k0; kt < kend; kt += 32) {
-    const int n = kend - kt < 32 ? kend - kt : 32;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > 32) n = 32;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {
@@ -906,6 +936,16 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_prefill__avx512(const 
         }
       }
 
+      { /* soft-cap: s = softcap * tanh(s / softcap) */
+        const __m512 cap = _mm512_set1_ps(softcap), inv_cap = _mm512_set1_ps(1.0f / softcap);
+        for (int j = 0; j < n; ++j)
+          for (int R = 0; R < rows_qk; R += 16) _mm512_storeu_ps(st + j * mp + R, _mm512_mul_ps(cap, attngen_tanh_avx512(_mm512_mul_ps(_mm512_loadu_ps(st + j * mp + R), inv_cap))));
+      }
+      if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+        for (int R = 0; R < rows; ++R) {
+          const int lo = q0 + R / 2 + offset + 1 - window;
+          for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[j * mp + R] = -INFINITY;
+        }
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 16) {
         const __m512 m_old = _mm512_loadu_ps(m + r0);
@@ -981,8 +1021,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_prefill__avx512(const 
   }
 }
 
-/* attn_h8_kv4_d256_causal_padding_prefill__avx512: about 96 (query x group) rows per item, Q·Kᵀ 32x8 register blocks, P·V 8x32, 32 keys per tile, fully unrolled over head_dim */
-static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_prefill__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h8_kv4_d256_causal_padding_window_softcap_prefill__avx512: about 96 (query x group) rows per item, Q·Kᵀ 32x8 register blocks, P·V 8x32, 32 keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_window_softcap_prefill__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
@@ -1065,9 +1105,20 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_prefill__avx51
   if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
 
-  for (int kt = it->k0; kt < kend; kt += 32) {
-    const int n = kend - kt < 32 ? kend - kt : 32;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > 32) n = 32;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {
@@ -1092,6 +1143,16 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_prefill__avx51
         }
       }
 
+      { /* soft-cap: s = softcap * tanh(s / softcap) */
+        const __m512 cap = _mm512_set1_ps(softcap), inv_cap = _mm512_set1_ps(1.0f / softcap);
+        for (int j = 0; j < n; ++j)
+          for (int R = 0; R < rows_qk; R += 16) _mm512_storeu_ps(st + j * mp + R, _mm512_mul_ps(cap, attngen_tanh_avx512(_mm512_mul_ps(_mm512_loadu_ps(st + j * mp + R), inv_cap))));
+      }
+      if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+        for (int R = 0; R < rows; ++R) {
+          const int lo = q0 + R / 2 + offset + 1 - window;
+          for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[j * mp + R] = -INFINITY;
+        }
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 16) {
         const __m512 m_old = _mm512_loadu_ps(m + r0);
@@ -1167,8 +1228,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_prefill__avx51
   }
 }
 
-/* attn_h8_kv4_d256_causal_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, softmax down the columns of Sᵀ, P·V 2x64, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
-static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h8_kv4_d256_causal_window_softcap_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, softmax down the columns of Sᵀ, P·V 2x64, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_window_softcap_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
@@ -1259,6 +1320,847 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_decode__avx512(const a
   int kend = it->k1;
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 256 && vs == 256;
+  const int nk = contig ? 128 : 8;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all_v; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
+    const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const float *kh = kbase + hh * a->k_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d256_2x4_t64_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const float *kh = kbase + hh * a->k_stride.head;
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d256_2x4_t64__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    }
+    { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const __m512 cap = _mm512_set1_ps(softcap), inv_cap = _mm512_set1_ps(1.0f / softcap);
+      for (int j = 0; j < n; ++j)
+        for (int R = 0; R < rows_all_v; R += 16) _mm512_storeu_ps(st + j * ms + R, _mm512_mul_ps(cap, attngen_tanh_avx512(_mm512_mul_ps(_mm512_loadu_ps(st + j * ms + R), inv_cap))));
+    }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / 2 + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[j * ms + R] = -INFINITY;
+      }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_all_v; r0 += 16) {
+        const __m512 m_old = _mm512_loadu_ps(m + r0);
+        __m512 s_max = _mm512_set1_ps(-INFINITY);
+        const __m512 vis = _mm512_loadu_ps(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          __m512 s = _mm512_loadu_ps(st + j * ms + r0);
+          if (masked) s = attngen_mask_avx512(s, j, vis);
+          s_max = _mm512_max_ps(s_max, s);
+        }
+        const __m512 m_new = _mm512_max_ps(m_old, s_max);
+        const __m512 m_use = attngen_finite_or_zero_avx512(m_new);
+        const __m512 a_r = attngen_exp_avx512(_mm512_sub_ps(m_old, m_use));
+        __m512 sum = _mm512_setzero_ps();
+        for (int j = 0; j < n; ++j) {
+          __m512 s = _mm512_loadu_ps(st + j * ms + r0);
+          if (masked) s = attngen_mask_avx512(s, j, vis);
+          const __m512 p = attngen_exp_avx512(_mm512_sub_ps(s, m_use));
+          _mm512_storeu_ps(st + j * ms + r0, p);
+          sum = _mm512_add_ps(sum, p);
+        }
+        _mm512_storeu_ps(m + r0, m_new);
+        _mm512_storeu_ps(l + r0, _mm512_fmadd_ps(_mm512_loadu_ps(l + r0), a_r, sum));
+        _mm512_storeu_ps(alpha + r0, a_r);
+      }
+
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 2 <= rows; r0 += 2)
+        attngen_pv_d256_2x64_t64__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 2, h = hh * 2 + r % 2;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m512 inv_v = _mm512_set1_ps(inv);
+        int c = 0;
+        for (; c + 16 <= 256; c += 16) _mm512_storeu_ps(out + c, _mm512_mul_ps(_mm512_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < 256; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 256; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* attn_h8_kv4_d256_causal_padding_window_softcap_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, softmax down the columns of Sᵀ, P·V 2x64, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_window_softcap_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
+  const ptrdiff_t dp = 256;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 64;         /* rows of all the item's heads, padded: S's key stride */
+  const int rows_all = nh * rows_pv;
+  const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
+  float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
+  float *restrict m_all = scratch + 8192, *restrict l_all = scratch + 8256;
+  float *restrict alpha = scratch + 8320; /* rescale per row */
+  float *restrict lim = scratch + 8384; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 8448); /* exclusive key limit per row */
+  float *restrict state = scratch + 8512; /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 2 * a->q_stride.head;
+    const __m512 scale_v = _mm512_set1_ps(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 256; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 2) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 16 <= half; p += 16) {
+            const __m512 x0 = _mm512_loadu_ps(qrow + p), x1 = _mm512_loadu_ps(qrow + half + p);
+            const __m512 c = _mm512_loadu_ps(cs + p), s = _mm512_loadu_ps(sn + p);
+            _mm512_storeu_ps(y + p, _mm512_mul_ps(_mm512_sub_ps(_mm512_mul_ps(x0, c), _mm512_mul_ps(x1, s)), scale_v));
+            _mm512_storeu_ps(y + half + p, _mm512_mul_ps(_mm512_add_ps(_mm512_mul_ps(x1, c), _mm512_mul_ps(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, 256, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 16 <= 256; k += 16) _mm512_storeu_ps(y + k, _mm512_mul_ps(_mm512_loadu_ps(qrow + k), scale_v));
+        for (; k < 256; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all_v; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 2 + offset + 1;
+  /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block, the lanes past rows_all) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 128; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 256 && vs == 256;
+  const int nk = contig ? 128 : 8;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all_v; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
+    const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const float *kh = kbase + hh * a->k_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d256_2x4_t64_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const float *kh = kbase + hh * a->k_stride.head;
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d256_2x4_t64__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    }
+    { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const __m512 cap = _mm512_set1_ps(softcap), inv_cap = _mm512_set1_ps(1.0f / softcap);
+      for (int j = 0; j < n; ++j)
+        for (int R = 0; R < rows_all_v; R += 16) _mm512_storeu_ps(st + j * ms + R, _mm512_mul_ps(cap, attngen_tanh_avx512(_mm512_mul_ps(_mm512_loadu_ps(st + j * ms + R), inv_cap))));
+    }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / 2 + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[j * ms + R] = -INFINITY;
+      }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_all_v; r0 += 16) {
+        const __m512 m_old = _mm512_loadu_ps(m + r0);
+        __m512 s_max = _mm512_set1_ps(-INFINITY);
+        const __m512 vis = _mm512_loadu_ps(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          __m512 s = _mm512_loadu_ps(st + j * ms + r0);
+          if (masked) s = attngen_mask_avx512(s, j, vis);
+          s_max = _mm512_max_ps(s_max, s);
+        }
+        const __m512 m_new = _mm512_max_ps(m_old, s_max);
+        const __m512 m_use = attngen_finite_or_zero_avx512(m_new);
+        const __m512 a_r = attngen_exp_avx512(_mm512_sub_ps(m_old, m_use));
+        __m512 sum = _mm512_setzero_ps();
+        for (int j = 0; j < n; ++j) {
+          __m512 s = _mm512_loadu_ps(st + j * ms + r0);
+          if (masked) s = attngen_mask_avx512(s, j, vis);
+          const __m512 p = attngen_exp_avx512(_mm512_sub_ps(s, m_use));
+          _mm512_storeu_ps(st + j * ms + r0, p);
+          sum = _mm512_add_ps(sum, p);
+        }
+        _mm512_storeu_ps(m + r0, m_new);
+        _mm512_storeu_ps(l + r0, _mm512_fmadd_ps(_mm512_loadu_ps(l + r0), a_r, sum));
+        _mm512_storeu_ps(alpha + r0, a_r);
+      }
+
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 2 <= rows; r0 += 2)
+        attngen_pv_d256_2x64_t64__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 2, h = hh * 2 + r % 2;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m512 inv_v = _mm512_set1_ps(inv);
+        int c = 0;
+        for (; c + 16 <= 256; c += 16) _mm512_storeu_ps(out + c, _mm512_mul_ps(_mm512_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < 256; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 256; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* attn_h8_kv4_d256_causal_softcap_prefill__avx512: about 96 (query x group) rows per item, Q·Kᵀ 32x8 register blocks, P·V 8x32, 32 keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_softcap_prefill__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
+  const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 8);     /* P·V row blocks */
+  const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 32); /* Q·Kᵀ row blocks cover them */
+  const ptrdiff_t dp = 256;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
+  float *restrict vt = scratch + 3072; /* packed V tile [keys][dp] */
+  float *restrict alpha = scratch + 11264; /* rescale per row */
+  float *restrict lim = scratch + 11360; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 11456); /* exclusive key limit per row */
+  float *restrict state = scratch + 11648; /* per kv head: Q tile, O, max, sum */
+  const ptrdiff_t state_floats = 49344;
+  const ptrdiff_t q_floats = 24576;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 2 * a->q_stride.head;
+    /* Qᵀ by blocks of 16 rows x 16 columns, transposed in registers (element by element, each was a store of its
+     * own: 6-10% of a head_dim-64 prefill at S=512). Lanes past `rows` are zeroed below. */
+    /* With RoPE, each row is first rotated into O's space (row-major: the rotation's stores are contiguous; O is
+     * cleared below), and the blocks are transposed from there. */
+    if (it->rope_cs) {
+      const __m512 scale_v = _mm512_set1_ps(scale);
+      for (int r = 0; r < rows; ++r) {
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 2) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = ot + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 16 <= half; p += 16) {
+            const __m512 x0 = _mm512_loadu_ps(qrow + p), x1 = _mm512_loadu_ps(qrow + half + p);
+            const __m512 c = _mm512_loadu_ps(cs + p), s = _mm512_loadu_ps(sn + p);
+            _mm512_storeu_ps(y + p, _mm512_mul_ps(_mm512_sub_ps(_mm512_mul_ps(x0, c), _mm512_mul_ps(x1, s)), scale_v));
+            _mm512_storeu_ps(y + half + p, _mm512_mul_ps(_mm512_add_ps(_mm512_mul_ps(x1, c), _mm512_mul_ps(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, 256, y, 1, scale, p);
+      }
+    }
+    const float src_scale = it->rope_cs ? 1.0f : scale;
+    for (int r0 = 0; r0 < rows; r0 += 16) {
+      const float *src[16];
+      for (int i = 0; i < 16; ++i) {
+        const int r = r0 + i < rows ? r0 + i : rows - 1;
+        src[i] = it->rope_cs ? ot + r * dp : qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+      }
+      int k0 = 0;
+      for (; k0 + 16 <= 256; k0 += 16) attngen_transpose_scaled_avx512(src, k0, src_scale, qt + k0 * mp + r0, mp);
+      for (; k0 < 256; ++k0)
+        for (int i = 0; i < 16; ++i) qt[k0 * mp + r0 + i] = src[i][k0] * src_scale;
+    }
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 256; ++k) qt[k * mp + r] = 0.0f;
+      }
+      m[r] = -INFINITY;
+      l[r] = 0.0f;
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+
+  for (int kt = it->k0; kt < kend; kt += 32) {
+    const int n = kend - kt < 32 ? kend - kt : 32;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_qk; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+
+      /* S = Q·Kᵀ: blocks of 32 rows (their Qᵀ slice stays in L1) x 8 keys; a short last block
+       * repeats its last key (masked below). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 32) {
+        const int seen = masked ? attngen_keys_seen(lim, r0, 32) : n; /* key blocks past it are masked whole */
+        for (int j0 = 0; j0 < seen; j0 += 8) {
+          const float *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          attngen_qk_d256_32x8_s96__avx512(qt + r0, krow, st + j0 * mp + r0);
+        }
+      }
+
+      { /* soft-cap: s = softcap * tanh(s / softcap) */
+        const __m512 cap = _mm512_set1_ps(softcap), inv_cap = _mm512_set1_ps(1.0f / softcap);
+        for (int j = 0; j < n; ++j)
+          for (int R = 0; R < rows_qk; R += 16) _mm512_storeu_ps(st + j * mp + R, _mm512_mul_ps(cap, attngen_tanh_avx512(_mm512_mul_ps(_mm512_loadu_ps(st + j * mp + R), inv_cap))));
+      }
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 16) {
+        const __m512 m_old = _mm512_loadu_ps(m + r0);
+        __m512 s_max = _mm512_set1_ps(-INFINITY);
+        const __m512 vis = _mm512_loadu_ps(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          __m512 s = _mm512_loadu_ps(st + j * mp + r0);
+          if (masked) s = attngen_mask_avx512(s, j, vis);
+          s_max = _mm512_max_ps(s_max, s);
+        }
+        const __m512 m_new = _mm512_max_ps(m_old, s_max);
+        const __m512 m_use = attngen_finite_or_zero_avx512(m_new);
+        const __m512 a_r = attngen_exp_avx512(_mm512_sub_ps(m_old, m_use));
+        __m512 sum = _mm512_setzero_ps();
+        for (int j = 0; j < n; ++j) {
+          __m512 s = _mm512_loadu_ps(st + j * mp + r0);
+          if (masked) s = attngen_mask_avx512(s, j, vis);
+          const __m512 p = attngen_exp_avx512(_mm512_sub_ps(s, m_use));
+          _mm512_storeu_ps(st + j * mp + r0, p);
+          sum = _mm512_add_ps(sum, p);
+        }
+        _mm512_storeu_ps(m + r0, m_new);
+        _mm512_storeu_ps(l + r0, _mm512_fmadd_ps(_mm512_loadu_ps(l + r0), a_r, sum));
+        _mm512_storeu_ps(alpha + r0, a_r);
+      }
+
+      /* The V tile: read in place when its rows are contiguous (the runtime's K/V repack), else packed: token-major
+       * rows sit a token apart (the same cache sets, a page each), and every row block re-reads them. */
+      const float *restrict vtile = vbase;
+      ptrdiff_t vtile_stride = vs;
+      if (vs != 256) {
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = vbase + (ptrdiff_t)j * vs;
+          float *restrict dst = vt + j * dp;
+          int c = 0;
+          for (; c + 16 <= 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+          for (; c < 256; ++c) dst[c] = src[c];
+        }
+        vtile = vt;
+        vtile_stride = dp;
+      }
+
+      /* O = alpha·O + P·V, one panel of 32 columns at a time: the panel's V rows stay in L1 while every row
+       * block passes over them */
+      for (int c0 = 0; c0 + 32 <= 256; c0 += 32)
+        for (int r0 = 0; r0 < rows_pv; r0 += 8)
+          attngen_pv_panel_8x32_s96__avx512(st + r0, alpha + r0, masked ? attngen_keys_seen(lim, r0, 8) : n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 2, h = hh * 2 + r % 2;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m512 inv_v = _mm512_set1_ps(inv);
+        int c = 0;
+        for (; c + 16 <= 256; c += 16) _mm512_storeu_ps(out + c, _mm512_mul_ps(_mm512_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < 256; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 256; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* attn_h8_kv4_d256_causal_padding_softcap_prefill__avx512: about 96 (query x group) rows per item, Q·Kᵀ 32x8 register blocks, P·V 8x32, 32 keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_softcap_prefill__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
+  const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 8);     /* P·V row blocks */
+  const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 32); /* Q·Kᵀ row blocks cover them */
+  const ptrdiff_t dp = 256;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
+  float *restrict vt = scratch + 3072; /* packed V tile [keys][dp] */
+  float *restrict alpha = scratch + 11264; /* rescale per row */
+  float *restrict lim = scratch + 11360; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 11456); /* exclusive key limit per row */
+  float *restrict state = scratch + 11648; /* per kv head: Q tile, O, max, sum */
+  const ptrdiff_t state_floats = 49344;
+  const ptrdiff_t q_floats = 24576;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 2 * a->q_stride.head;
+    /* Qᵀ by blocks of 16 rows x 16 columns, transposed in registers (element by element, each was a store of its
+     * own: 6-10% of a head_dim-64 prefill at S=512). Lanes past `rows` are zeroed below. */
+    /* With RoPE, each row is first rotated into O's space (row-major: the rotation's stores are contiguous; O is
+     * cleared below), and the blocks are transposed from there. */
+    if (it->rope_cs) {
+      const __m512 scale_v = _mm512_set1_ps(scale);
+      for (int r = 0; r < rows; ++r) {
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 2) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = ot + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 16 <= half; p += 16) {
+            const __m512 x0 = _mm512_loadu_ps(qrow + p), x1 = _mm512_loadu_ps(qrow + half + p);
+            const __m512 c = _mm512_loadu_ps(cs + p), s = _mm512_loadu_ps(sn + p);
+            _mm512_storeu_ps(y + p, _mm512_mul_ps(_mm512_sub_ps(_mm512_mul_ps(x0, c), _mm512_mul_ps(x1, s)), scale_v));
+            _mm512_storeu_ps(y + half + p, _mm512_mul_ps(_mm512_add_ps(_mm512_mul_ps(x1, c), _mm512_mul_ps(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, 256, y, 1, scale, p);
+      }
+    }
+    const float src_scale = it->rope_cs ? 1.0f : scale;
+    for (int r0 = 0; r0 < rows; r0 += 16) {
+      const float *src[16];
+      for (int i = 0; i < 16; ++i) {
+        const int r = r0 + i < rows ? r0 + i : rows - 1;
+        src[i] = it->rope_cs ? ot + r * dp : qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+      }
+      int k0 = 0;
+      for (; k0 + 16 <= 256; k0 += 16) attngen_transpose_scaled_avx512(src, k0, src_scale, qt + k0 * mp + r0, mp);
+      for (; k0 < 256; ++k0)
+        for (int i = 0; i < 16; ++i) qt[k0 * mp + r0 + i] = src[i][k0] * src_scale;
+    }
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 256; ++k) qt[k * mp + r] = 0.0f;
+      }
+      m[r] = -INFINITY;
+      l[r] = 0.0f;
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+
+  for (int kt = it->k0; kt < kend; kt += 32) {
+    const int n = kend - kt < 32 ? kend - kt : 32;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_qk; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+
+      /* S = Q·Kᵀ: blocks of 32 rows (their Qᵀ slice stays in L1) x 8 keys; a short last block
+       * repeats its last key (masked below). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 32) {
+        const int seen = masked ? attngen_keys_seen(lim, r0, 32) : n; /* key blocks past it are masked whole */
+        for (int j0 = 0; j0 < seen; j0 += 8) {
+          const float *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          attngen_qk_d256_32x8_s96__avx512(qt + r0, krow, st + j0 * mp + r0);
+        }
+      }
+
+      { /* soft-cap: s = softcap * tanh(s / softcap) */
+        const __m512 cap = _mm512_set1_ps(softcap), inv_cap = _mm512_set1_ps(1.0f / softcap);
+        for (int j = 0; j < n; ++j)
+          for (int R = 0; R < rows_qk; R += 16) _mm512_storeu_ps(st + j * mp + R, _mm512_mul_ps(cap, attngen_tanh_avx512(_mm512_mul_ps(_mm512_loadu_ps(st + j * mp + R), inv_cap))));
+      }
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 16) {
+        const __m512 m_old = _mm512_loadu_ps(m + r0);
+        __m512 s_max = _mm512_set1_ps(-INFINITY);
+        const __m512 vis = _mm512_loadu_ps(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          __m512 s = _mm512_loadu_ps(st + j * mp + r0);
+          if (masked) s = attngen_mask_avx512(s, j, vis);
+          s_max = _mm512_max_ps(s_max, s);
+        }
+        const __m512 m_new = _mm512_max_ps(m_old, s_max);
+        const __m512 m_use = attngen_finite_or_zero_avx512(m_new);
+        const __m512 a_r = attngen_exp_avx512(_mm512_sub_ps(m_old, m_use));
+        __m512 sum = _mm512_setzero_ps();
+        for (int j = 0; j < n; ++j) {
+          __m512 s = _mm512_loadu_ps(st + j * mp + r0);
+          if (masked) s = attngen_mask_avx512(s, j, vis);
+          const __m512 p = attngen_exp_avx512(_mm512_sub_ps(s, m_use));
+          _mm512_storeu_ps(st + j * mp + r0, p);
+          sum = _mm512_add_ps(sum, p);
+        }
+        _mm512_storeu_ps(m + r0, m_new);
+        _mm512_storeu_ps(l + r0, _mm512_fmadd_ps(_mm512_loadu_ps(l + r0), a_r, sum));
+        _mm512_storeu_ps(alpha + r0, a_r);
+      }
+
+      /* The V tile: read in place when its rows are contiguous (the runtime's K/V repack), else packed: token-major
+       * rows sit a token apart (the same cache sets, a page each), and every row block re-reads them. */
+      const float *restrict vtile = vbase;
+      ptrdiff_t vtile_stride = vs;
+      if (vs != 256) {
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = vbase + (ptrdiff_t)j * vs;
+          float *restrict dst = vt + j * dp;
+          int c = 0;
+          for (; c + 16 <= 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+          for (; c < 256; ++c) dst[c] = src[c];
+        }
+        vtile = vt;
+        vtile_stride = dp;
+      }
+
+      /* O = alpha·O + P·V, one panel of 32 columns at a time: the panel's V rows stay in L1 while every row
+       * block passes over them */
+      for (int c0 = 0; c0 + 32 <= 256; c0 += 32)
+        for (int r0 = 0; r0 < rows_pv; r0 += 8)
+          attngen_pv_panel_8x32_s96__avx512(st + r0, alpha + r0, masked ? attngen_keys_seen(lim, r0, 8) : n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 2, h = hh * 2 + r % 2;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m512 inv_v = _mm512_set1_ps(inv);
+        int c = 0;
+        for (; c + 16 <= 256; c += 16) _mm512_storeu_ps(out + c, _mm512_mul_ps(_mm512_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < 256; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 256; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* attn_h8_kv4_d256_causal_softcap_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, softmax down the columns of Sᵀ, P·V 2x64, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_softcap_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
+  const ptrdiff_t dp = 256;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 64;         /* rows of all the item's heads, padded: S's key stride */
+  const int rows_all = nh * rows_pv;
+  const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
+  float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
+  float *restrict m_all = scratch + 8192, *restrict l_all = scratch + 8256;
+  float *restrict alpha = scratch + 8320; /* rescale per row */
+  float *restrict lim = scratch + 8384; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 8448); /* exclusive key limit per row */
+  float *restrict state = scratch + 8512; /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 2 * a->q_stride.head;
+    const __m512 scale_v = _mm512_set1_ps(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 256; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 2) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 16 <= half; p += 16) {
+            const __m512 x0 = _mm512_loadu_ps(qrow + p), x1 = _mm512_loadu_ps(qrow + half + p);
+            const __m512 c = _mm512_loadu_ps(cs + p), s = _mm512_loadu_ps(sn + p);
+            _mm512_storeu_ps(y + p, _mm512_mul_ps(_mm512_sub_ps(_mm512_mul_ps(x0, c), _mm512_mul_ps(x1, s)), scale_v));
+            _mm512_storeu_ps(y + half + p, _mm512_mul_ps(_mm512_add_ps(_mm512_mul_ps(x1, c), _mm512_mul_ps(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, 256, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 16 <= 256; k += 16) _mm512_storeu_ps(y + k, _mm512_mul_ps(_mm512_loadu_ps(qrow + k), scale_v));
+        for (; k < 256; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all_v; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 2 + offset + 1;
+  /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block, the lanes past rows_all) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 128; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
@@ -1305,6 +2207,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_decode__avx512(const a
             attngen_qkdot_d256_2x4_t64__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
+    }
+    { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const __m512 cap = _mm512_set1_ps(softcap), inv_cap = _mm512_set1_ps(1.0f / softcap);
+      for (int j = 0; j < n; ++j)
+        for (int R = 0; R < rows_all_v; R += 16) _mm512_storeu_ps(st + j * ms + R, _mm512_mul_ps(cap, attngen_tanh_avx512(_mm512_mul_ps(_mm512_loadu_ps(st + j * ms + R), inv_cap))));
     }
     {
       float *restrict m = m_all, *restrict l = l_all;
@@ -1373,8 +2280,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_decode__avx512(const a
   }
 }
 
-/* attn_h8_kv4_d256_causal_padding_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, softmax down the columns of Sᵀ, P·V 2x64, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
-static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h8_kv4_d256_causal_padding_softcap_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, softmax down the columns of Sᵀ, P·V 2x64, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_softcap_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
@@ -1466,6 +2373,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_decode__avx512
   if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
@@ -1512,6 +2420,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_decode__avx512
             attngen_qkdot_d256_2x4_t64__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
+    }
+    { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const __m512 cap = _mm512_set1_ps(softcap), inv_cap = _mm512_set1_ps(1.0f / softcap);
+      for (int j = 0; j < n; ++j)
+        for (int R = 0; R < rows_all_v; R += 16) _mm512_storeu_ps(st + j * ms + R, _mm512_mul_ps(cap, attngen_tanh_avx512(_mm512_mul_ps(_mm512_loadu_ps(st + j * ms + R), inv_cap))));
     }
     {
       float *restrict m = m_all, *restrict l = l_all;
@@ -1646,6 +2559,17 @@ ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_exp_avx2(__m256 x)
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
   const __m256i y = _mm256_add_epi32(_mm256_castps_si256(p), _mm256_slli_epi32(_mm256_cvtps_epi32(n), 23));
   return _mm256_and_ps(_mm256_castsi256_ps(y), keep);
+}
+
+/* tanh(x) = sign(x) (1 - e) / (1 + e) with e = exp(-2|x|) in [0, 1]: the exp above, which never overflows here;
+ * |x| = inf gives +-1, NaN stays NaN. Logit soft-capping (softcap * tanh(s / softcap)) calls it; tests/cases.c
+ * measures its largest error against float64 tanh and states the tolerance that follows. */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_tanh_avx2(__m256 x)
+{
+  const __m256 sign = _mm256_set1_ps(-0.0f), ax = _mm256_andnot_ps(sign, x);
+  const __m256 e = attngen_exp_avx2(_mm256_mul_ps(ax, _mm256_set1_ps(-2.0f)));
+  const __m256 t = _mm256_div_ps(_mm256_sub_ps(_mm256_set1_ps(1.0f), e), _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+  return _mm256_or_ps(t, _mm256_and_ps(sign, x));
 }
 
 /* Lanes (query rows) whose visible-key count lim is <= key j become -inf. */
@@ -2372,8 +3296,8 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d256_2x32_t64__avx2(
   }
 }
 
-/* attn_h8_kv4_d256_causal_prefill__avx2: about 96 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 32 keys per tile, fully unrolled over head_dim */
-static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_prefill__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h8_kv4_d256_causal_window_softcap_prefill__avx2: about 96 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 32 keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_window_softcap_prefill__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
@@ -2455,9 +3379,20 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_prefill__avx2(const attn
   int kend = it->k1;
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
 
-  for (int kt = it->k0; kt < kend; kt += 32) {
-    const int n = kend - kt < 32 ? kend - kt : 32;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > 32) n = 32;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {
@@ -2482,6 +3417,16 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_prefill__avx2(const attn
         }
       }
 
+      { /* soft-cap: s = softcap * tanh(s / softcap) */
+        const __m256 cap = _mm256_set1_ps(softcap), inv_cap = _mm256_set1_ps(1.0f / softcap);
+        for (int j = 0; j < n; ++j)
+          for (int R = 0; R < rows_qk; R += 8) _mm256_storeu_ps(st + j * mp + R, _mm256_mul_ps(cap, attngen_tanh_avx2(_mm256_mul_ps(_mm256_loadu_ps(st + j * mp + R), inv_cap))));
+      }
+      if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+        for (int R = 0; R < rows; ++R) {
+          const int lo = q0 + R / 2 + offset + 1 - window;
+          for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[j * mp + R] = -INFINITY;
+        }
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 8) {
         const __m256 m_old = _mm256_loadu_ps(m + r0);
@@ -2557,8 +3502,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_prefill__avx2(const attn
   }
 }
 
-/* attn_h8_kv4_d256_causal_padding_prefill__avx2: about 96 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 32 keys per tile, fully unrolled over head_dim */
-static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_prefill__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h8_kv4_d256_causal_padding_window_softcap_prefill__avx2: about 96 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 32 keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_window_softcap_prefill__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
@@ -2641,9 +3586,20 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_prefill__avx2(co
   if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
 
-  for (int kt = it->k0; kt < kend; kt += 32) {
-    const int n = kend - kt < 32 ? kend - kt : 32;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > 32) n = 32;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {
@@ -2668,6 +3624,16 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_prefill__avx2(co
         }
       }
 
+      { /* soft-cap: s = softcap * tanh(s / softcap) */
+        const __m256 cap = _mm256_set1_ps(softcap), inv_cap = _mm256_set1_ps(1.0f / softcap);
+        for (int j = 0; j < n; ++j)
+          for (int R = 0; R < rows_qk; R += 8) _mm256_storeu_ps(st + j * mp + R, _mm256_mul_ps(cap, attngen_tanh_avx2(_mm256_mul_ps(_mm256_loadu_ps(st + j * mp + R), inv_cap))));
+      }
+      if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+        for (int R = 0; R < rows; ++R) {
+          const int lo = q0 + R / 2 + offset + 1 - window;
+          for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[j * mp + R] = -INFINITY;
+        }
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 8) {
         const __m256 m_old = _mm256_loadu_ps(m + r0);
@@ -2743,8 +3709,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_prefill__avx2(co
   }
 }
 
-/* attn_h8_kv4_d256_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, softmax down the columns of Sᵀ, P·V 2x32, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
-static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h8_kv4_d256_causal_window_softcap_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, softmax down the columns of Sᵀ, P·V 2x32, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_window_softcap_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
@@ -2835,6 +3801,847 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_decode__avx2(const attng
   int kend = it->k1;
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 256 && vs == 256;
+  const int nk = contig ? 128 : 8;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all_v; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
+    const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const float *kh = kbase + hh * a->k_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d256_2x4_t64_rowwise__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const float *kh = kbase + hh * a->k_stride.head;
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d256_2x4_t64__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    }
+    { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const __m256 cap = _mm256_set1_ps(softcap), inv_cap = _mm256_set1_ps(1.0f / softcap);
+      for (int j = 0; j < n; ++j)
+        for (int R = 0; R < rows_all_v; R += 8) _mm256_storeu_ps(st + j * ms + R, _mm256_mul_ps(cap, attngen_tanh_avx2(_mm256_mul_ps(_mm256_loadu_ps(st + j * ms + R), inv_cap))));
+    }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / 2 + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[j * ms + R] = -INFINITY;
+      }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_all_v; r0 += 8) {
+        const __m256 m_old = _mm256_loadu_ps(m + r0);
+        __m256 s_max = _mm256_set1_ps(-INFINITY);
+        const __m256 vis = _mm256_loadu_ps(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          __m256 s = _mm256_loadu_ps(st + j * ms + r0);
+          if (masked) s = attngen_mask_avx2(s, j, vis);
+          s_max = _mm256_max_ps(s_max, s);
+        }
+        const __m256 m_new = _mm256_max_ps(m_old, s_max);
+        const __m256 m_use = attngen_finite_or_zero_avx2(m_new);
+        const __m256 a_r = attngen_exp_avx2(_mm256_sub_ps(m_old, m_use));
+        __m256 sum = _mm256_setzero_ps();
+        for (int j = 0; j < n; ++j) {
+          __m256 s = _mm256_loadu_ps(st + j * ms + r0);
+          if (masked) s = attngen_mask_avx2(s, j, vis);
+          const __m256 p = attngen_exp_avx2(_mm256_sub_ps(s, m_use));
+          _mm256_storeu_ps(st + j * ms + r0, p);
+          sum = _mm256_add_ps(sum, p);
+        }
+        _mm256_storeu_ps(m + r0, m_new);
+        _mm256_storeu_ps(l + r0, _mm256_fmadd_ps(_mm256_loadu_ps(l + r0), a_r, sum));
+        _mm256_storeu_ps(alpha + r0, a_r);
+      }
+
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 2 <= rows; r0 += 2)
+        attngen_pv_d256_2x32_t64__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 2, h = hh * 2 + r % 2;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m256 inv_v = _mm256_set1_ps(inv);
+        int c = 0;
+        for (; c + 8 <= 256; c += 8) _mm256_storeu_ps(out + c, _mm256_mul_ps(_mm256_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < 256; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 256; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* attn_h8_kv4_d256_causal_padding_window_softcap_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, softmax down the columns of Sᵀ, P·V 2x32, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_window_softcap_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
+  const ptrdiff_t dp = 256;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 64;         /* rows of all the item's heads, padded: S's key stride */
+  const int rows_all = nh * rows_pv;
+  const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
+  float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
+  float *restrict m_all = scratch + 8192, *restrict l_all = scratch + 8256;
+  float *restrict alpha = scratch + 8320; /* rescale per row */
+  float *restrict lim = scratch + 8384; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 8448); /* exclusive key limit per row */
+  float *restrict state = scratch + 8512; /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 2 * a->q_stride.head;
+    const __m256 scale_v = _mm256_set1_ps(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 256; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 2) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 8 <= half; p += 8) {
+            const __m256 x0 = _mm256_loadu_ps(qrow + p), x1 = _mm256_loadu_ps(qrow + half + p);
+            const __m256 c = _mm256_loadu_ps(cs + p), s = _mm256_loadu_ps(sn + p);
+            _mm256_storeu_ps(y + p, _mm256_mul_ps(_mm256_sub_ps(_mm256_mul_ps(x0, c), _mm256_mul_ps(x1, s)), scale_v));
+            _mm256_storeu_ps(y + half + p, _mm256_mul_ps(_mm256_add_ps(_mm256_mul_ps(x1, c), _mm256_mul_ps(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, 256, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 8 <= 256; k += 8) _mm256_storeu_ps(y + k, _mm256_mul_ps(_mm256_loadu_ps(qrow + k), scale_v));
+        for (; k < 256; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all_v; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 2 + offset + 1;
+  /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block, the lanes past rows_all) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 128; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 256 && vs == 256;
+  const int nk = contig ? 128 : 8;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all_v; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
+    const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const float *kh = kbase + hh * a->k_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d256_2x4_t64_rowwise__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const float *kh = kbase + hh * a->k_stride.head;
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d256_2x4_t64__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    }
+    { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const __m256 cap = _mm256_set1_ps(softcap), inv_cap = _mm256_set1_ps(1.0f / softcap);
+      for (int j = 0; j < n; ++j)
+        for (int R = 0; R < rows_all_v; R += 8) _mm256_storeu_ps(st + j * ms + R, _mm256_mul_ps(cap, attngen_tanh_avx2(_mm256_mul_ps(_mm256_loadu_ps(st + j * ms + R), inv_cap))));
+    }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / 2 + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[j * ms + R] = -INFINITY;
+      }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_all_v; r0 += 8) {
+        const __m256 m_old = _mm256_loadu_ps(m + r0);
+        __m256 s_max = _mm256_set1_ps(-INFINITY);
+        const __m256 vis = _mm256_loadu_ps(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          __m256 s = _mm256_loadu_ps(st + j * ms + r0);
+          if (masked) s = attngen_mask_avx2(s, j, vis);
+          s_max = _mm256_max_ps(s_max, s);
+        }
+        const __m256 m_new = _mm256_max_ps(m_old, s_max);
+        const __m256 m_use = attngen_finite_or_zero_avx2(m_new);
+        const __m256 a_r = attngen_exp_avx2(_mm256_sub_ps(m_old, m_use));
+        __m256 sum = _mm256_setzero_ps();
+        for (int j = 0; j < n; ++j) {
+          __m256 s = _mm256_loadu_ps(st + j * ms + r0);
+          if (masked) s = attngen_mask_avx2(s, j, vis);
+          const __m256 p = attngen_exp_avx2(_mm256_sub_ps(s, m_use));
+          _mm256_storeu_ps(st + j * ms + r0, p);
+          sum = _mm256_add_ps(sum, p);
+        }
+        _mm256_storeu_ps(m + r0, m_new);
+        _mm256_storeu_ps(l + r0, _mm256_fmadd_ps(_mm256_loadu_ps(l + r0), a_r, sum));
+        _mm256_storeu_ps(alpha + r0, a_r);
+      }
+
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 2 <= rows; r0 += 2)
+        attngen_pv_d256_2x32_t64__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 2, h = hh * 2 + r % 2;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m256 inv_v = _mm256_set1_ps(inv);
+        int c = 0;
+        for (; c + 8 <= 256; c += 8) _mm256_storeu_ps(out + c, _mm256_mul_ps(_mm256_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < 256; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 256; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* attn_h8_kv4_d256_causal_softcap_prefill__avx2: about 96 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 32 keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_softcap_prefill__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
+  const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 6);     /* P·V row blocks */
+  const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 24); /* Q·Kᵀ row blocks cover them */
+  const ptrdiff_t dp = 256;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
+  float *restrict vt = scratch + 3072; /* packed V tile [keys][dp] */
+  float *restrict alpha = scratch + 11264; /* rescale per row */
+  float *restrict lim = scratch + 11360; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 11456); /* exclusive key limit per row */
+  float *restrict state = scratch + 11648; /* per kv head: Q tile, O, max, sum */
+  const ptrdiff_t state_floats = 49344;
+  const ptrdiff_t q_floats = 24576;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 2 * a->q_stride.head;
+    /* Qᵀ by blocks of 8 rows x 8 columns, transposed in registers (element by element, each was a store of its
+     * own: 6-10% of a head_dim-64 prefill at S=512). Lanes past `rows` are zeroed below. */
+    /* With RoPE, each row is first rotated into O's space (row-major: the rotation's stores are contiguous; O is
+     * cleared below), and the blocks are transposed from there. */
+    if (it->rope_cs) {
+      const __m256 scale_v = _mm256_set1_ps(scale);
+      for (int r = 0; r < rows; ++r) {
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 2) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = ot + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 8 <= half; p += 8) {
+            const __m256 x0 = _mm256_loadu_ps(qrow + p), x1 = _mm256_loadu_ps(qrow + half + p);
+            const __m256 c = _mm256_loadu_ps(cs + p), s = _mm256_loadu_ps(sn + p);
+            _mm256_storeu_ps(y + p, _mm256_mul_ps(_mm256_sub_ps(_mm256_mul_ps(x0, c), _mm256_mul_ps(x1, s)), scale_v));
+            _mm256_storeu_ps(y + half + p, _mm256_mul_ps(_mm256_add_ps(_mm256_mul_ps(x1, c), _mm256_mul_ps(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, 256, y, 1, scale, p);
+      }
+    }
+    const float src_scale = it->rope_cs ? 1.0f : scale;
+    for (int r0 = 0; r0 < rows; r0 += 8) {
+      const float *src[8];
+      for (int i = 0; i < 8; ++i) {
+        const int r = r0 + i < rows ? r0 + i : rows - 1;
+        src[i] = it->rope_cs ? ot + r * dp : qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+      }
+      int k0 = 0;
+      for (; k0 + 8 <= 256; k0 += 8) attngen_transpose8_scaled_x86(src, k0, _mm256_set1_ps(src_scale), qt + k0 * mp + r0, mp);
+      for (; k0 < 256; ++k0)
+        for (int i = 0; i < 8; ++i) qt[k0 * mp + r0 + i] = src[i][k0] * src_scale;
+    }
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 256; ++k) qt[k * mp + r] = 0.0f;
+      }
+      m[r] = -INFINITY;
+      l[r] = 0.0f;
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+
+  for (int kt = it->k0; kt < kend; kt += 32) {
+    const int n = kend - kt < 32 ? kend - kt : 32;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_qk; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+
+      /* S = Q·Kᵀ: blocks of 24 rows (their Qᵀ slice stays in L1) x 4 keys; a short last block
+       * repeats its last key (masked below). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 24) {
+        const int seen = masked ? attngen_keys_seen(lim, r0, 24) : n; /* key blocks past it are masked whole */
+        for (int j0 = 0; j0 < seen; j0 += 4) {
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          attngen_qk_d256_24x4_s96__avx2(qt + r0, krow, st + j0 * mp + r0);
+        }
+      }
+
+      { /* soft-cap: s = softcap * tanh(s / softcap) */
+        const __m256 cap = _mm256_set1_ps(softcap), inv_cap = _mm256_set1_ps(1.0f / softcap);
+        for (int j = 0; j < n; ++j)
+          for (int R = 0; R < rows_qk; R += 8) _mm256_storeu_ps(st + j * mp + R, _mm256_mul_ps(cap, attngen_tanh_avx2(_mm256_mul_ps(_mm256_loadu_ps(st + j * mp + R), inv_cap))));
+      }
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 8) {
+        const __m256 m_old = _mm256_loadu_ps(m + r0);
+        __m256 s_max = _mm256_set1_ps(-INFINITY);
+        const __m256 vis = _mm256_loadu_ps(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          __m256 s = _mm256_loadu_ps(st + j * mp + r0);
+          if (masked) s = attngen_mask_avx2(s, j, vis);
+          s_max = _mm256_max_ps(s_max, s);
+        }
+        const __m256 m_new = _mm256_max_ps(m_old, s_max);
+        const __m256 m_use = attngen_finite_or_zero_avx2(m_new);
+        const __m256 a_r = attngen_exp_avx2(_mm256_sub_ps(m_old, m_use));
+        __m256 sum = _mm256_setzero_ps();
+        for (int j = 0; j < n; ++j) {
+          __m256 s = _mm256_loadu_ps(st + j * mp + r0);
+          if (masked) s = attngen_mask_avx2(s, j, vis);
+          const __m256 p = attngen_exp_avx2(_mm256_sub_ps(s, m_use));
+          _mm256_storeu_ps(st + j * mp + r0, p);
+          sum = _mm256_add_ps(sum, p);
+        }
+        _mm256_storeu_ps(m + r0, m_new);
+        _mm256_storeu_ps(l + r0, _mm256_fmadd_ps(_mm256_loadu_ps(l + r0), a_r, sum));
+        _mm256_storeu_ps(alpha + r0, a_r);
+      }
+
+      /* The V tile: read in place when its rows are contiguous (the runtime's K/V repack), else packed: token-major
+       * rows sit a token apart (the same cache sets, a page each), and every row block re-reads them. */
+      const float *restrict vtile = vbase;
+      ptrdiff_t vtile_stride = vs;
+      if (vs != 256) {
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = vbase + (ptrdiff_t)j * vs;
+          float *restrict dst = vt + j * dp;
+          int c = 0;
+          for (; c + 8 <= 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          for (; c < 256; ++c) dst[c] = src[c];
+        }
+        vtile = vt;
+        vtile_stride = dp;
+      }
+
+      /* O = alpha·O + P·V, one panel of 16 columns at a time: the panel's V rows stay in L1 while every row
+       * block passes over them */
+      for (int c0 = 0; c0 + 16 <= 256; c0 += 16)
+        for (int r0 = 0; r0 < rows_pv; r0 += 6)
+          attngen_pv_panel_6x16_s96__avx2(st + r0, alpha + r0, masked ? attngen_keys_seen(lim, r0, 6) : n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 2, h = hh * 2 + r % 2;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m256 inv_v = _mm256_set1_ps(inv);
+        int c = 0;
+        for (; c + 8 <= 256; c += 8) _mm256_storeu_ps(out + c, _mm256_mul_ps(_mm256_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < 256; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 256; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* attn_h8_kv4_d256_causal_padding_softcap_prefill__avx2: about 96 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 32 keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_softcap_prefill__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
+  const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 6);     /* P·V row blocks */
+  const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 24); /* Q·Kᵀ row blocks cover them */
+  const ptrdiff_t dp = 256;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
+  float *restrict vt = scratch + 3072; /* packed V tile [keys][dp] */
+  float *restrict alpha = scratch + 11264; /* rescale per row */
+  float *restrict lim = scratch + 11360; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 11456); /* exclusive key limit per row */
+  float *restrict state = scratch + 11648; /* per kv head: Q tile, O, max, sum */
+  const ptrdiff_t state_floats = 49344;
+  const ptrdiff_t q_floats = 24576;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 2 * a->q_stride.head;
+    /* Qᵀ by blocks of 8 rows x 8 columns, transposed in registers (element by element, each was a store of its
+     * own: 6-10% of a head_dim-64 prefill at S=512). Lanes past `rows` are zeroed below. */
+    /* With RoPE, each row is first rotated into O's space (row-major: the rotation's stores are contiguous; O is
+     * cleared below), and the blocks are transposed from there. */
+    if (it->rope_cs) {
+      const __m256 scale_v = _mm256_set1_ps(scale);
+      for (int r = 0; r < rows; ++r) {
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 2) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = ot + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 8 <= half; p += 8) {
+            const __m256 x0 = _mm256_loadu_ps(qrow + p), x1 = _mm256_loadu_ps(qrow + half + p);
+            const __m256 c = _mm256_loadu_ps(cs + p), s = _mm256_loadu_ps(sn + p);
+            _mm256_storeu_ps(y + p, _mm256_mul_ps(_mm256_sub_ps(_mm256_mul_ps(x0, c), _mm256_mul_ps(x1, s)), scale_v));
+            _mm256_storeu_ps(y + half + p, _mm256_mul_ps(_mm256_add_ps(_mm256_mul_ps(x1, c), _mm256_mul_ps(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, 256, y, 1, scale, p);
+      }
+    }
+    const float src_scale = it->rope_cs ? 1.0f : scale;
+    for (int r0 = 0; r0 < rows; r0 += 8) {
+      const float *src[8];
+      for (int i = 0; i < 8; ++i) {
+        const int r = r0 + i < rows ? r0 + i : rows - 1;
+        src[i] = it->rope_cs ? ot + r * dp : qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+      }
+      int k0 = 0;
+      for (; k0 + 8 <= 256; k0 += 8) attngen_transpose8_scaled_x86(src, k0, _mm256_set1_ps(src_scale), qt + k0 * mp + r0, mp);
+      for (; k0 < 256; ++k0)
+        for (int i = 0; i < 8; ++i) qt[k0 * mp + r0 + i] = src[i][k0] * src_scale;
+    }
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 256; ++k) qt[k * mp + r] = 0.0f;
+      }
+      m[r] = -INFINITY;
+      l[r] = 0.0f;
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+
+  for (int kt = it->k0; kt < kend; kt += 32) {
+    const int n = kend - kt < 32 ? kend - kt : 32;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_qk; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+
+      /* S = Q·Kᵀ: blocks of 24 rows (their Qᵀ slice stays in L1) x 4 keys; a short last block
+       * repeats its last key (masked below). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 24) {
+        const int seen = masked ? attngen_keys_seen(lim, r0, 24) : n; /* key blocks past it are masked whole */
+        for (int j0 = 0; j0 < seen; j0 += 4) {
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          attngen_qk_d256_24x4_s96__avx2(qt + r0, krow, st + j0 * mp + r0);
+        }
+      }
+
+      { /* soft-cap: s = softcap * tanh(s / softcap) */
+        const __m256 cap = _mm256_set1_ps(softcap), inv_cap = _mm256_set1_ps(1.0f / softcap);
+        for (int j = 0; j < n; ++j)
+          for (int R = 0; R < rows_qk; R += 8) _mm256_storeu_ps(st + j * mp + R, _mm256_mul_ps(cap, attngen_tanh_avx2(_mm256_mul_ps(_mm256_loadu_ps(st + j * mp + R), inv_cap))));
+      }
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 8) {
+        const __m256 m_old = _mm256_loadu_ps(m + r0);
+        __m256 s_max = _mm256_set1_ps(-INFINITY);
+        const __m256 vis = _mm256_loadu_ps(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          __m256 s = _mm256_loadu_ps(st + j * mp + r0);
+          if (masked) s = attngen_mask_avx2(s, j, vis);
+          s_max = _mm256_max_ps(s_max, s);
+        }
+        const __m256 m_new = _mm256_max_ps(m_old, s_max);
+        const __m256 m_use = attngen_finite_or_zero_avx2(m_new);
+        const __m256 a_r = attngen_exp_avx2(_mm256_sub_ps(m_old, m_use));
+        __m256 sum = _mm256_setzero_ps();
+        for (int j = 0; j < n; ++j) {
+          __m256 s = _mm256_loadu_ps(st + j * mp + r0);
+          if (masked) s = attngen_mask_avx2(s, j, vis);
+          const __m256 p = attngen_exp_avx2(_mm256_sub_ps(s, m_use));
+          _mm256_storeu_ps(st + j * mp + r0, p);
+          sum = _mm256_add_ps(sum, p);
+        }
+        _mm256_storeu_ps(m + r0, m_new);
+        _mm256_storeu_ps(l + r0, _mm256_fmadd_ps(_mm256_loadu_ps(l + r0), a_r, sum));
+        _mm256_storeu_ps(alpha + r0, a_r);
+      }
+
+      /* The V tile: read in place when its rows are contiguous (the runtime's K/V repack), else packed: token-major
+       * rows sit a token apart (the same cache sets, a page each), and every row block re-reads them. */
+      const float *restrict vtile = vbase;
+      ptrdiff_t vtile_stride = vs;
+      if (vs != 256) {
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = vbase + (ptrdiff_t)j * vs;
+          float *restrict dst = vt + j * dp;
+          int c = 0;
+          for (; c + 8 <= 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          for (; c < 256; ++c) dst[c] = src[c];
+        }
+        vtile = vt;
+        vtile_stride = dp;
+      }
+
+      /* O = alpha·O + P·V, one panel of 16 columns at a time: the panel's V rows stay in L1 while every row
+       * block passes over them */
+      for (int c0 = 0; c0 + 16 <= 256; c0 += 16)
+        for (int r0 = 0; r0 < rows_pv; r0 += 6)
+          attngen_pv_panel_6x16_s96__avx2(st + r0, alpha + r0, masked ? attngen_keys_seen(lim, r0, 6) : n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 2, h = hh * 2 + r % 2;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m256 inv_v = _mm256_set1_ps(inv);
+        int c = 0;
+        for (; c + 8 <= 256; c += 8) _mm256_storeu_ps(out + c, _mm256_mul_ps(_mm256_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < 256; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 256; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* attn_h8_kv4_d256_causal_softcap_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, softmax down the columns of Sᵀ, P·V 2x32, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_softcap_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
+  const ptrdiff_t dp = 256;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 64;         /* rows of all the item's heads, padded: S's key stride */
+  const int rows_all = nh * rows_pv;
+  const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
+  float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
+  float *restrict m_all = scratch + 8192, *restrict l_all = scratch + 8256;
+  float *restrict alpha = scratch + 8320; /* rescale per row */
+  float *restrict lim = scratch + 8384; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 8448); /* exclusive key limit per row */
+  float *restrict state = scratch + 8512; /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 2 * a->q_stride.head;
+    const __m256 scale_v = _mm256_set1_ps(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 256; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 2) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 8 <= half; p += 8) {
+            const __m256 x0 = _mm256_loadu_ps(qrow + p), x1 = _mm256_loadu_ps(qrow + half + p);
+            const __m256 c = _mm256_loadu_ps(cs + p), s = _mm256_loadu_ps(sn + p);
+            _mm256_storeu_ps(y + p, _mm256_mul_ps(_mm256_sub_ps(_mm256_mul_ps(x0, c), _mm256_mul_ps(x1, s)), scale_v));
+            _mm256_storeu_ps(y + half + p, _mm256_mul_ps(_mm256_add_ps(_mm256_mul_ps(x1, c), _mm256_mul_ps(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, 256, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 8 <= 256; k += 8) _mm256_storeu_ps(y + k, _mm256_mul_ps(_mm256_loadu_ps(qrow + k), scale_v));
+        for (; k < 256; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all_v; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 2 + offset + 1;
+  /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block, the lanes past rows_all) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 128; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
@@ -2881,6 +4688,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_decode__avx2(const attng
             attngen_qkdot_d256_2x4_t64__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
+    }
+    { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const __m256 cap = _mm256_set1_ps(softcap), inv_cap = _mm256_set1_ps(1.0f / softcap);
+      for (int j = 0; j < n; ++j)
+        for (int R = 0; R < rows_all_v; R += 8) _mm256_storeu_ps(st + j * ms + R, _mm256_mul_ps(cap, attngen_tanh_avx2(_mm256_mul_ps(_mm256_loadu_ps(st + j * ms + R), inv_cap))));
     }
     {
       float *restrict m = m_all, *restrict l = l_all;
@@ -2949,8 +4761,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_decode__avx2(const attng
   }
 }
 
-/* attn_h8_kv4_d256_causal_padding_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, softmax down the columns of Sᵀ, P·V 2x32, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
-static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h8_kv4_d256_causal_padding_softcap_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, softmax down the columns of Sᵀ, P·V 2x32, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_softcap_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
@@ -3042,6 +4854,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_decode__avx2(con
   if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
@@ -3088,6 +4901,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_decode__avx2(con
             attngen_qkdot_d256_2x4_t64__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
+    }
+    { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const __m256 cap = _mm256_set1_ps(softcap), inv_cap = _mm256_set1_ps(1.0f / softcap);
+      for (int j = 0; j < n; ++j)
+        for (int R = 0; R < rows_all_v; R += 8) _mm256_storeu_ps(st + j * ms + R, _mm256_mul_ps(cap, attngen_tanh_avx2(_mm256_mul_ps(_mm256_loadu_ps(st + j * ms + R), inv_cap))));
     }
     {
       float *restrict m = m_all, *restrict l = l_all;
@@ -3190,6 +5008,16 @@ ATTNGEN_HELPER float32x4_t attngen_exp_neon(float32x4_t x)
   p = vfmaq_f32(vdupq_n_f32(1.0f), p, r);
   const int32x4_t y = vaddq_s32(vreinterpretq_s32_f32(p), vshlq_n_s32(vcvtq_s32_f32(n), 23));
   return vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_s32(y), keep));
+}
+
+/* tanh(x) = sign(x) (1 - e) / (1 + e) with e = exp(-2|x|) in [0, 1]: the exp above, which never overflows here;
+ * |x| = inf gives +-1, NaN stays NaN. Logit soft-capping (softcap * tanh(s / softcap)) calls it; tests/cases.c
+ * measures its largest error against float64 tanh and states the tolerance that follows. */
+ATTNGEN_HELPER float32x4_t attngen_tanh_neon(float32x4_t x)
+{
+  const float32x4_t e = attngen_exp_neon(vmulq_f32(vabsq_f32(x), vdupq_n_f32(-2.0f)));
+  const float32x4_t t = vdivq_f32(vsubq_f32(vdupq_n_f32(1.0f), e), vaddq_f32(vdupq_n_f32(1.0f), e));
+  return vbslq_f32(vdupq_n_u32(0x80000000u), x, t); /* x's sign bit, t's magnitude */
 }
 
 /* Lanes (query rows) whose visible-key count lim is <= key j become -inf. */
@@ -4607,8 +6435,8 @@ static ATTNGEN_NOINLINE void attngen_pv_d256_2x32_p64__neon(const float *restric
   }
 }
 
-/* attn_h8_kv4_d256_causal_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x8, 32 keys per tile, head_dim loops */
-static void attn_h8_kv4_d256_causal_prefill__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h8_kv4_d256_causal_window_softcap_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x8, 32 keys per tile, head_dim loops */
+static void attn_h8_kv4_d256_causal_window_softcap_prefill__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
@@ -4690,9 +6518,20 @@ static void attn_h8_kv4_d256_causal_prefill__neon(const attngen_kernel *kernel, 
   int kend = it->k1;
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
 
-  for (int kt = it->k0; kt < kend; kt += 32) {
-    const int n = kend - kt < 32 ? kend - kt : 32;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > 32) n = 32;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {
@@ -4717,6 +6556,16 @@ static void attn_h8_kv4_d256_causal_prefill__neon(const attngen_kernel *kernel, 
         }
       }
 
+      { /* soft-cap: s = softcap * tanh(s / softcap) */
+        const float32x4_t cap = vdupq_n_f32(softcap), inv_cap = vdupq_n_f32(1.0f / softcap);
+        for (int j = 0; j < n; ++j)
+          for (int R = 0; R < rows_qk; R += 4) vst1q_f32(st + j * mp + R, vmulq_f32(cap, attngen_tanh_neon(vmulq_f32(vld1q_f32(st + j * mp + R), inv_cap))));
+      }
+      if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+        for (int R = 0; R < rows; ++R) {
+          const int lo = q0 + R / 2 + offset + 1 - window;
+          for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[j * mp + R] = -INFINITY;
+        }
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 4) {
         const float32x4_t m_old = vld1q_f32(m + r0);
@@ -4792,8 +6641,8 @@ static void attn_h8_kv4_d256_causal_prefill__neon(const attngen_kernel *kernel, 
   }
 }
 
-/* attn_h8_kv4_d256_causal_padding_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x8, 32 keys per tile, head_dim loops */
-static void attn_h8_kv4_d256_causal_padding_prefill__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h8_kv4_d256_causal_padding_window_softcap_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x8, 32 keys per tile, head_dim loops */
+static void attn_h8_kv4_d256_causal_padding_window_softcap_prefill__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
@@ -4876,9 +6725,20 @@ static void attn_h8_kv4_d256_causal_padding_prefill__neon(const attngen_kernel *
   if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
 
-  for (int kt = it->k0; kt < kend; kt += 32) {
-    const int n = kend - kt < 32 ? kend - kt : 32;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > 32) n = 32;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {
@@ -4903,6 +6763,16 @@ static void attn_h8_kv4_d256_causal_padding_prefill__neon(const attngen_kernel *
         }
       }
 
+      { /* soft-cap: s = softcap * tanh(s / softcap) */
+        const float32x4_t cap = vdupq_n_f32(softcap), inv_cap = vdupq_n_f32(1.0f / softcap);
+        for (int j = 0; j < n; ++j)
+          for (int R = 0; R < rows_qk; R += 4) vst1q_f32(st + j * mp + R, vmulq_f32(cap, attngen_tanh_neon(vmulq_f32(vld1q_f32(st + j * mp + R), inv_cap))));
+      }
+      if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+        for (int R = 0; R < rows; ++R) {
+          const int lo = q0 + R / 2 + offset + 1 - window;
+          for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[j * mp + R] = -INFINITY;
+        }
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 4) {
         const float32x4_t m_old = vld1q_f32(m + r0);
@@ -4978,8 +6848,8 @@ static void attn_h8_kv4_d256_causal_padding_prefill__neon(const attngen_kernel *
   }
 }
 
-/* attn_h8_kv4_d256_causal_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 2x8 dot products, P·V 2x32, 64 keys per tile, fully unrolled over head_dim */
-static void attn_h8_kv4_d256_causal_decode__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h8_kv4_d256_causal_window_softcap_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 2x8 dot products, P·V 2x32, 64 keys per tile, fully unrolled over head_dim */
+static void attn_h8_kv4_d256_causal_window_softcap_decode__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
@@ -5068,6 +6938,835 @@ static void attn_h8_kv4_d256_causal_decode__neon(const attngen_kernel *kernel, c
   int kend = it->k1;
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 256 && vs == 256;
+  const int nk = contig ? 64 : 64;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * block, each block's token rows head after head. */
+    const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const float *kh = kbase + hh * a->k_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 8) {
+          const float *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d256_2x8_s64_rowwise__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 8) {
+        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const float *kh = kbase + hh * a->k_stride.head;
+          const float *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d256_2x8_s64__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
+        }
+      }
+    }
+    { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const float32x4_t cap = vdupq_n_f32(softcap), inv_cap = vdupq_n_f32(1.0f / softcap);
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; j += 4) vst1q_f32(st + R * ss + j, vmulq_f32(cap, attngen_tanh_neon(vmulq_f32(vld1q_f32(st + R * ss + j), inv_cap))));
+    }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / 2 + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[R * ss + j] = -INFINITY;
+      }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_all; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = masked ? (int)lim[r] : n;
+        float32x4_t s_max = vdupq_n_f32(-INFINITY);
+        for (int j = 0; j < n; j += 4) {
+          const float32x4_t s = attngen_mask_lanes_neon(vld1q_f32(srow + j), j, vis);
+          s_max = vmaxq_f32(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], vmaxvq_f32(s_max));
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const float32x4_t m_vec = vdupq_n_f32(m_use);
+        float32x4_t sum = vdupq_n_f32(0.0f);
+        for (int j = 0; j < n; j += 4) {
+          const float32x4_t p = attngen_exp_neon(vsubq_f32(attngen_mask_lanes_neon(vld1q_f32(srow + j), j, vis), m_vec));
+          vst1q_f32(srow + j, p);
+          sum = vaddq_f32(sum, p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + vaddvq_f32(sum);
+        m[r] = m_new;
+      }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 2 <= rows; r0 += 2)
+        attngen_pv_d256_2x32_p64__neon(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 2, h = hh * 2 + r % 2;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float32x4_t inv_v = vdupq_n_f32(inv);
+        int c = 0;
+        for (; c + 4 <= 256; c += 4) vst1q_f32(out + c, vmulq_f32(vld1q_f32(ot + r * dp + c), inv_v));
+        for (; c < 256; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 256; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* attn_h8_kv4_d256_causal_padding_window_softcap_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 2x8 dot products, P·V 2x32, 64 keys per tile, fully unrolled over head_dim */
+static void attn_h8_kv4_d256_causal_padding_window_softcap_decode__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t dp = 256;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 4096, *restrict l_all = scratch + 4160;
+  float *restrict alpha = scratch + 4224; /* rescale per row */
+  float *restrict lim = scratch + 4288; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 4352); /* exclusive key limit per row */
+  float *restrict state = scratch + 4416; /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 2 * a->q_stride.head;
+    const float32x4_t scale_v = vdupq_n_f32(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 256; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 2) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 4 <= half; p += 4) {
+            const float32x4_t x0 = vld1q_f32(qrow + p), x1 = vld1q_f32(qrow + half + p);
+            const float32x4_t c = vld1q_f32(cs + p), s = vld1q_f32(sn + p);
+            vst1q_f32(y + p, vmulq_f32(vsubq_f32(vmulq_f32(x0, c), vmulq_f32(x1, s)), scale_v));
+            vst1q_f32(y + half + p, vmulq_f32(vaddq_f32(vmulq_f32(x1, c), vmulq_f32(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, 256, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 4 <= 256; k += 4) vst1q_f32(y + k, vmulq_f32(vld1q_f32(qrow + k), scale_v));
+        for (; k < 256; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 2 + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 256 && vs == 256;
+  const int nk = contig ? 64 : 64;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * block, each block's token rows head after head. */
+    const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const float *kh = kbase + hh * a->k_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 8) {
+          const float *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d256_2x8_s64_rowwise__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 8) {
+        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const float *kh = kbase + hh * a->k_stride.head;
+          const float *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d256_2x8_s64__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
+        }
+      }
+    }
+    { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const float32x4_t cap = vdupq_n_f32(softcap), inv_cap = vdupq_n_f32(1.0f / softcap);
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; j += 4) vst1q_f32(st + R * ss + j, vmulq_f32(cap, attngen_tanh_neon(vmulq_f32(vld1q_f32(st + R * ss + j), inv_cap))));
+    }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / 2 + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[R * ss + j] = -INFINITY;
+      }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_all; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = masked ? (int)lim[r] : n;
+        float32x4_t s_max = vdupq_n_f32(-INFINITY);
+        for (int j = 0; j < n; j += 4) {
+          const float32x4_t s = attngen_mask_lanes_neon(vld1q_f32(srow + j), j, vis);
+          s_max = vmaxq_f32(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], vmaxvq_f32(s_max));
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const float32x4_t m_vec = vdupq_n_f32(m_use);
+        float32x4_t sum = vdupq_n_f32(0.0f);
+        for (int j = 0; j < n; j += 4) {
+          const float32x4_t p = attngen_exp_neon(vsubq_f32(attngen_mask_lanes_neon(vld1q_f32(srow + j), j, vis), m_vec));
+          vst1q_f32(srow + j, p);
+          sum = vaddq_f32(sum, p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + vaddvq_f32(sum);
+        m[r] = m_new;
+      }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 2 <= rows; r0 += 2)
+        attngen_pv_d256_2x32_p64__neon(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 2, h = hh * 2 + r % 2;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float32x4_t inv_v = vdupq_n_f32(inv);
+        int c = 0;
+        for (; c + 4 <= 256; c += 4) vst1q_f32(out + c, vmulq_f32(vld1q_f32(ot + r * dp + c), inv_v));
+        for (; c < 256; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 256; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* attn_h8_kv4_d256_causal_softcap_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x8, 32 keys per tile, head_dim loops */
+static void attn_h8_kv4_d256_causal_softcap_prefill__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
+  const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 8);     /* P·V row blocks */
+  const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 16); /* Q·Kᵀ row blocks cover them */
+  const ptrdiff_t dp = 256;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
+  float *restrict vt = scratch + 3360; /* packed V tile [keys][dp] */
+  float *restrict alpha = scratch + 12320; /* rescale per row */
+  float *restrict lim = scratch + 12416; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 12512); /* exclusive key limit per row */
+  float *restrict state = scratch + 12704; /* per kv head: Q tile, O, max, sum */
+  const ptrdiff_t state_floats = 49344;
+  const ptrdiff_t q_floats = 24576;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 2 * a->q_stride.head;
+    /* Qᵀ by blocks of 4 rows x 4 columns, transposed in registers (element by element, each was a store of its
+     * own: 6-10% of a head_dim-64 prefill at S=512). Lanes past `rows` are zeroed below. */
+    /* With RoPE, each row is first rotated into O's space (row-major: the rotation's stores are contiguous; O is
+     * cleared below), and the blocks are transposed from there. */
+    if (it->rope_cs) {
+      const float32x4_t scale_v = vdupq_n_f32(scale);
+      for (int r = 0; r < rows; ++r) {
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 2) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = ot + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 4 <= half; p += 4) {
+            const float32x4_t x0 = vld1q_f32(qrow + p), x1 = vld1q_f32(qrow + half + p);
+            const float32x4_t c = vld1q_f32(cs + p), s = vld1q_f32(sn + p);
+            vst1q_f32(y + p, vmulq_f32(vsubq_f32(vmulq_f32(x0, c), vmulq_f32(x1, s)), scale_v));
+            vst1q_f32(y + half + p, vmulq_f32(vaddq_f32(vmulq_f32(x1, c), vmulq_f32(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, 256, y, 1, scale, p);
+      }
+    }
+    const float src_scale = it->rope_cs ? 1.0f : scale;
+    for (int r0 = 0; r0 < rows; r0 += 4) {
+      const float *src[4];
+      for (int i = 0; i < 4; ++i) {
+        const int r = r0 + i < rows ? r0 + i : rows - 1;
+        src[i] = it->rope_cs ? ot + r * dp : qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+      }
+      int k0 = 0;
+      for (; k0 + 4 <= 256; k0 += 4) attngen_transpose_scaled_neon(src, k0, src_scale, qt + k0 * mp + r0, mp);
+      for (; k0 < 256; ++k0)
+        for (int i = 0; i < 4; ++i) qt[k0 * mp + r0 + i] = src[i][k0] * src_scale;
+    }
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 256; ++k) qt[k * mp + r] = 0.0f;
+      }
+      m[r] = -INFINITY;
+      l[r] = 0.0f;
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+
+  for (int kt = it->k0; kt < kend; kt += 32) {
+    const int n = kend - kt < 32 ? kend - kt : 32;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_qk; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+
+      /* S = Q·Kᵀ: blocks of 16 rows (their Qᵀ slice stays in L1) x 5 keys; a short last block
+       * repeats its last key (masked below). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 16) {
+        const int seen = masked ? attngen_keys_seen(lim, r0, 16) : n; /* key blocks past it are masked whole */
+        for (int j0 = 0; j0 < seen; j0 += 5) {
+          const float *krow[5];
+          for (int j = 0; j < 5; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          attngen_qk_d256_16x5_s96__neon(qt + r0, krow, st + j0 * mp + r0);
+        }
+      }
+
+      { /* soft-cap: s = softcap * tanh(s / softcap) */
+        const float32x4_t cap = vdupq_n_f32(softcap), inv_cap = vdupq_n_f32(1.0f / softcap);
+        for (int j = 0; j < n; ++j)
+          for (int R = 0; R < rows_qk; R += 4) vst1q_f32(st + j * mp + R, vmulq_f32(cap, attngen_tanh_neon(vmulq_f32(vld1q_f32(st + j * mp + R), inv_cap))));
+      }
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 4) {
+        const float32x4_t m_old = vld1q_f32(m + r0);
+        float32x4_t s_max = vdupq_n_f32(-INFINITY);
+        const float32x4_t vis = vld1q_f32(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          float32x4_t s = vld1q_f32(st + j * mp + r0);
+          if (masked) s = attngen_mask_neon(s, j, vis);
+          s_max = vmaxq_f32(s_max, s);
+        }
+        const float32x4_t m_new = vmaxq_f32(m_old, s_max);
+        const float32x4_t m_use = attngen_finite_or_zero_neon(m_new);
+        const float32x4_t a_r = attngen_exp_neon(vsubq_f32(m_old, m_use));
+        float32x4_t sum = vdupq_n_f32(0.0f);
+        for (int j = 0; j < n; ++j) {
+          float32x4_t s = vld1q_f32(st + j * mp + r0);
+          if (masked) s = attngen_mask_neon(s, j, vis);
+          const float32x4_t p = attngen_exp_neon(vsubq_f32(s, m_use));
+          vst1q_f32(st + j * mp + r0, p);
+          sum = vaddq_f32(sum, p);
+        }
+        vst1q_f32(m + r0, m_new);
+        vst1q_f32(l + r0, vfmaq_f32(sum, vld1q_f32(l + r0), a_r));
+        vst1q_f32(alpha + r0, a_r);
+      }
+
+      /* The V tile: read in place when its rows are contiguous (the runtime's K/V repack), else packed: token-major
+       * rows sit a token apart (the same cache sets, a page each), and every row block re-reads them. */
+      const float *restrict vtile = vbase;
+      ptrdiff_t vtile_stride = vs;
+      if (vs != 256) {
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = vbase + (ptrdiff_t)j * vs;
+          float *restrict dst = vt + j * dp;
+          int c = 0;
+          for (; c + 4 <= 256; c += 4) vst1q_f32(dst + c, vld1q_f32(src + c));
+          for (; c < 256; ++c) dst[c] = src[c];
+        }
+        vtile = vt;
+        vtile_stride = dp;
+      }
+
+      /* O = alpha·O + P·V, one panel of 8 columns at a time: the panel's V rows stay in L1 while every row
+       * block passes over them */
+      for (int c0 = 0; c0 + 8 <= 256; c0 += 8)
+        for (int r0 = 0; r0 < rows_pv; r0 += 8)
+          attngen_pv_panel_8x8_s96__neon(st + r0, alpha + r0, masked ? attngen_keys_seen(lim, r0, 8) : n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 2, h = hh * 2 + r % 2;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float32x4_t inv_v = vdupq_n_f32(inv);
+        int c = 0;
+        for (; c + 4 <= 256; c += 4) vst1q_f32(out + c, vmulq_f32(vld1q_f32(ot + r * dp + c), inv_v));
+        for (; c < 256; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 256; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* attn_h8_kv4_d256_causal_padding_softcap_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x8, 32 keys per tile, head_dim loops */
+static void attn_h8_kv4_d256_causal_padding_softcap_prefill__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
+  const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 8);     /* P·V row blocks */
+  const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 16); /* Q·Kᵀ row blocks cover them */
+  const ptrdiff_t dp = 256;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
+  float *restrict vt = scratch + 3360; /* packed V tile [keys][dp] */
+  float *restrict alpha = scratch + 12320; /* rescale per row */
+  float *restrict lim = scratch + 12416; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 12512); /* exclusive key limit per row */
+  float *restrict state = scratch + 12704; /* per kv head: Q tile, O, max, sum */
+  const ptrdiff_t state_floats = 49344;
+  const ptrdiff_t q_floats = 24576;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 2 * a->q_stride.head;
+    /* Qᵀ by blocks of 4 rows x 4 columns, transposed in registers (element by element, each was a store of its
+     * own: 6-10% of a head_dim-64 prefill at S=512). Lanes past `rows` are zeroed below. */
+    /* With RoPE, each row is first rotated into O's space (row-major: the rotation's stores are contiguous; O is
+     * cleared below), and the blocks are transposed from there. */
+    if (it->rope_cs) {
+      const float32x4_t scale_v = vdupq_n_f32(scale);
+      for (int r = 0; r < rows; ++r) {
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 2) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = ot + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 4 <= half; p += 4) {
+            const float32x4_t x0 = vld1q_f32(qrow + p), x1 = vld1q_f32(qrow + half + p);
+            const float32x4_t c = vld1q_f32(cs + p), s = vld1q_f32(sn + p);
+            vst1q_f32(y + p, vmulq_f32(vsubq_f32(vmulq_f32(x0, c), vmulq_f32(x1, s)), scale_v));
+            vst1q_f32(y + half + p, vmulq_f32(vaddq_f32(vmulq_f32(x1, c), vmulq_f32(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, 256, y, 1, scale, p);
+      }
+    }
+    const float src_scale = it->rope_cs ? 1.0f : scale;
+    for (int r0 = 0; r0 < rows; r0 += 4) {
+      const float *src[4];
+      for (int i = 0; i < 4; ++i) {
+        const int r = r0 + i < rows ? r0 + i : rows - 1;
+        src[i] = it->rope_cs ? ot + r * dp : qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+      }
+      int k0 = 0;
+      for (; k0 + 4 <= 256; k0 += 4) attngen_transpose_scaled_neon(src, k0, src_scale, qt + k0 * mp + r0, mp);
+      for (; k0 < 256; ++k0)
+        for (int i = 0; i < 4; ++i) qt[k0 * mp + r0 + i] = src[i][k0] * src_scale;
+    }
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 256; ++k) qt[k * mp + r] = 0.0f;
+      }
+      m[r] = -INFINITY;
+      l[r] = 0.0f;
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+
+  for (int kt = it->k0; kt < kend; kt += 32) {
+    const int n = kend - kt < 32 ? kend - kt : 32;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_qk; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+
+      /* S = Q·Kᵀ: blocks of 16 rows (their Qᵀ slice stays in L1) x 5 keys; a short last block
+       * repeats its last key (masked below). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 16) {
+        const int seen = masked ? attngen_keys_seen(lim, r0, 16) : n; /* key blocks past it are masked whole */
+        for (int j0 = 0; j0 < seen; j0 += 5) {
+          const float *krow[5];
+          for (int j = 0; j < 5; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          attngen_qk_d256_16x5_s96__neon(qt + r0, krow, st + j0 * mp + r0);
+        }
+      }
+
+      { /* soft-cap: s = softcap * tanh(s / softcap) */
+        const float32x4_t cap = vdupq_n_f32(softcap), inv_cap = vdupq_n_f32(1.0f / softcap);
+        for (int j = 0; j < n; ++j)
+          for (int R = 0; R < rows_qk; R += 4) vst1q_f32(st + j * mp + R, vmulq_f32(cap, attngen_tanh_neon(vmulq_f32(vld1q_f32(st + j * mp + R), inv_cap))));
+      }
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 4) {
+        const float32x4_t m_old = vld1q_f32(m + r0);
+        float32x4_t s_max = vdupq_n_f32(-INFINITY);
+        const float32x4_t vis = vld1q_f32(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          float32x4_t s = vld1q_f32(st + j * mp + r0);
+          if (masked) s = attngen_mask_neon(s, j, vis);
+          s_max = vmaxq_f32(s_max, s);
+        }
+        const float32x4_t m_new = vmaxq_f32(m_old, s_max);
+        const float32x4_t m_use = attngen_finite_or_zero_neon(m_new);
+        const float32x4_t a_r = attngen_exp_neon(vsubq_f32(m_old, m_use));
+        float32x4_t sum = vdupq_n_f32(0.0f);
+        for (int j = 0; j < n; ++j) {
+          float32x4_t s = vld1q_f32(st + j * mp + r0);
+          if (masked) s = attngen_mask_neon(s, j, vis);
+          const float32x4_t p = attngen_exp_neon(vsubq_f32(s, m_use));
+          vst1q_f32(st + j * mp + r0, p);
+          sum = vaddq_f32(sum, p);
+        }
+        vst1q_f32(m + r0, m_new);
+        vst1q_f32(l + r0, vfmaq_f32(sum, vld1q_f32(l + r0), a_r));
+        vst1q_f32(alpha + r0, a_r);
+      }
+
+      /* The V tile: read in place when its rows are contiguous (the runtime's K/V repack), else packed: token-major
+       * rows sit a token apart (the same cache sets, a page each), and every row block re-reads them. */
+      const float *restrict vtile = vbase;
+      ptrdiff_t vtile_stride = vs;
+      if (vs != 256) {
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = vbase + (ptrdiff_t)j * vs;
+          float *restrict dst = vt + j * dp;
+          int c = 0;
+          for (; c + 4 <= 256; c += 4) vst1q_f32(dst + c, vld1q_f32(src + c));
+          for (; c < 256; ++c) dst[c] = src[c];
+        }
+        vtile = vt;
+        vtile_stride = dp;
+      }
+
+      /* O = alpha·O + P·V, one panel of 8 columns at a time: the panel's V rows stay in L1 while every row
+       * block passes over them */
+      for (int c0 = 0; c0 + 8 <= 256; c0 += 8)
+        for (int r0 = 0; r0 < rows_pv; r0 += 8)
+          attngen_pv_panel_8x8_s96__neon(st + r0, alpha + r0, masked ? attngen_keys_seen(lim, r0, 8) : n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 2, h = hh * 2 + r % 2;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float32x4_t inv_v = vdupq_n_f32(inv);
+        int c = 0;
+        for (; c + 4 <= 256; c += 4) vst1q_f32(out + c, vmulq_f32(vld1q_f32(ot + r * dp + c), inv_v));
+        for (; c < 256; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 256; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* attn_h8_kv4_d256_causal_softcap_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 2x8 dot products, P·V 2x32, 64 keys per tile, fully unrolled over head_dim */
+static void attn_h8_kv4_d256_causal_softcap_decode__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t dp = 256;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 4096, *restrict l_all = scratch + 4160;
+  float *restrict alpha = scratch + 4224; /* rescale per row */
+  float *restrict lim = scratch + 4288; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 4352); /* exclusive key limit per row */
+  float *restrict state = scratch + 4416; /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 2 * a->q_stride.head;
+    const float32x4_t scale_v = vdupq_n_f32(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 256; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 2) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 4 <= half; p += 4) {
+            const float32x4_t x0 = vld1q_f32(qrow + p), x1 = vld1q_f32(qrow + half + p);
+            const float32x4_t c = vld1q_f32(cs + p), s = vld1q_f32(sn + p);
+            vst1q_f32(y + p, vmulq_f32(vsubq_f32(vmulq_f32(x0, c), vmulq_f32(x1, s)), scale_v));
+            vst1q_f32(y + half + p, vmulq_f32(vaddq_f32(vmulq_f32(x1, c), vmulq_f32(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, 256, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 4 <= 256; k += 4) vst1q_f32(y + k, vmulq_f32(vld1q_f32(qrow + k), scale_v));
+        for (; k < 256; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 2 + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
@@ -5114,6 +7813,11 @@ static void attn_h8_kv4_d256_causal_decode__neon(const attngen_kernel *kernel, c
             attngen_qkdot_d256_2x8_s64__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
         }
       }
+    }
+    { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const float32x4_t cap = vdupq_n_f32(softcap), inv_cap = vdupq_n_f32(1.0f / softcap);
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; j += 4) vst1q_f32(st + R * ss + j, vmulq_f32(cap, attngen_tanh_neon(vmulq_f32(vld1q_f32(st + R * ss + j), inv_cap))));
     }
     {
       float *restrict m = m_all, *restrict l = l_all;
@@ -5178,8 +7882,8 @@ static void attn_h8_kv4_d256_causal_decode__neon(const attngen_kernel *kernel, c
   }
 }
 
-/* attn_h8_kv4_d256_causal_padding_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 2x8 dot products, P·V 2x32, 64 keys per tile, fully unrolled over head_dim */
-static void attn_h8_kv4_d256_causal_padding_decode__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h8_kv4_d256_causal_padding_softcap_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 2x8 dot products, P·V 2x32, 64 keys per tile, fully unrolled over head_dim */
+static void attn_h8_kv4_d256_causal_padding_softcap_decode__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
@@ -5269,6 +7973,7 @@ static void attn_h8_kv4_d256_causal_padding_decode__neon(const attngen_kernel *k
   if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
@@ -5315,6 +8020,11 @@ static void attn_h8_kv4_d256_causal_padding_decode__neon(const attngen_kernel *k
             attngen_qkdot_d256_2x8_s64__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
         }
       }
+    }
+    { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const float32x4_t cap = vdupq_n_f32(softcap), inv_cap = vdupq_n_f32(1.0f / softcap);
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; j += 4) vst1q_f32(st + R * ss + j, vmulq_f32(cap, attngen_tanh_neon(vmulq_f32(vld1q_f32(st + R * ss + j), inv_cap))));
     }
     {
       float *restrict m = m_all, *restrict l = l_all;
@@ -5385,6 +8095,7 @@ static void attn_h8_kv4_d256_causal_padding_decode__neon(const attngen_kernel *k
 
 /* libm expf (correctly rounded to ~1 ulp); expf(-inf) is exactly 0. */
 ATTNGEN_HELPER float attngen_exp_scalar(float x) { return expf(x); }
+ATTNGEN_HELPER float attngen_tanh_scalar(float x) { return tanhf(x); }
 ATTNGEN_HELPER float attngen_maxf(float a, float b) { return a > b ? a : b; }
 
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=4 keys j and 4 query rows r (QT is the scaled Q tile,
@@ -5586,8 +8297,8 @@ static ATTNGEN_NOINLINE void attngen_pv_d256_1x8_p64__scalar(const float *restri
     }
 }
 
-/* attn_h8_kv4_d256_causal_prefill__scalar: about 64 (query x group) rows per item, Q·Kᵀ 4x4 register blocks, P·V 4x4, 32 keys per tile, head_dim loops */
-static void attn_h8_kv4_d256_causal_prefill__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h8_kv4_d256_causal_window_softcap_prefill__scalar: about 64 (query x group) rows per item, Q·Kᵀ 4x4 register blocks, P·V 4x4, 32 keys per tile, head_dim loops */
+static void attn_h8_kv4_d256_causal_window_softcap_prefill__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 64; /* row stride of the Qᵀ and S tiles (largest item, padded) */
@@ -5640,9 +8351,20 @@ static void attn_h8_kv4_d256_causal_prefill__scalar(const attngen_kernel *kernel
   int kend = it->k1;
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
 
-  for (int kt = it->k0; kt < kend; kt += 32) {
-    const int n = kend - kt < 32 ? kend - kt : 32;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > 32) n = 32;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {
@@ -5667,6 +8389,16 @@ static void attn_h8_kv4_d256_causal_prefill__scalar(const attngen_kernel *kernel
         }
       }
 
+      { /* soft-cap: s = softcap * tanh(s / softcap) */
+        const float cap = (softcap), inv_cap = (1.0f / softcap);
+        for (int j = 0; j < n; ++j)
+          for (int R = 0; R < rows_qk; R += 1) *(st + j * mp + R) = (cap * attngen_tanh_scalar(((*(st + j * mp + R)) * inv_cap)));
+      }
+      if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+        for (int R = 0; R < rows; ++R) {
+          const int lo = q0 + R / 2 + offset + 1 - window;
+          for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[j * mp + R] = -INFINITY;
+        }
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 1) {
         const float m_old = (*(m + r0));
@@ -5742,8 +8474,8 @@ static void attn_h8_kv4_d256_causal_prefill__scalar(const attngen_kernel *kernel
   }
 }
 
-/* attn_h8_kv4_d256_causal_padding_prefill__scalar: about 64 (query x group) rows per item, Q·Kᵀ 4x4 register blocks, P·V 4x4, 32 keys per tile, head_dim loops */
-static void attn_h8_kv4_d256_causal_padding_prefill__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h8_kv4_d256_causal_padding_window_softcap_prefill__scalar: about 64 (query x group) rows per item, Q·Kᵀ 4x4 register blocks, P·V 4x4, 32 keys per tile, head_dim loops */
+static void attn_h8_kv4_d256_causal_padding_window_softcap_prefill__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 64; /* row stride of the Qᵀ and S tiles (largest item, padded) */
@@ -5797,9 +8529,20 @@ static void attn_h8_kv4_d256_causal_padding_prefill__scalar(const attngen_kernel
   if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
 
-  for (int kt = it->k0; kt < kend; kt += 32) {
-    const int n = kend - kt < 32 ? kend - kt : 32;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > 32) n = 32;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {
@@ -5824,6 +8567,16 @@ static void attn_h8_kv4_d256_causal_padding_prefill__scalar(const attngen_kernel
         }
       }
 
+      { /* soft-cap: s = softcap * tanh(s / softcap) */
+        const float cap = (softcap), inv_cap = (1.0f / softcap);
+        for (int j = 0; j < n; ++j)
+          for (int R = 0; R < rows_qk; R += 1) *(st + j * mp + R) = (cap * attngen_tanh_scalar(((*(st + j * mp + R)) * inv_cap)));
+      }
+      if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+        for (int R = 0; R < rows; ++R) {
+          const int lo = q0 + R / 2 + offset + 1 - window;
+          for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[j * mp + R] = -INFINITY;
+        }
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 1) {
         const float m_old = (*(m + r0));
@@ -5899,8 +8652,8 @@ static void attn_h8_kv4_d256_causal_padding_prefill__scalar(const attngen_kernel
   }
 }
 
-/* attn_h8_kv4_d256_causal_decode__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, P·V 1x8, 64 keys per tile, head_dim loops */
-static void attn_h8_kv4_d256_causal_decode__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h8_kv4_d256_causal_window_softcap_decode__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, P·V 1x8, 64 keys per tile, head_dim loops */
+static void attn_h8_kv4_d256_causal_window_softcap_decode__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
@@ -5989,14 +8742,25 @@ static void attn_h8_kv4_d256_causal_decode__scalar(const attngen_kernel *kernel,
   int kend = it->k1;
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 256 && vs == 256;
   const int nk = contig ? 64 : 64;
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
@@ -6036,6 +8800,17 @@ static void attn_h8_kv4_d256_causal_decode__scalar(const attngen_kernel *kernel,
         }
       }
     }
+    { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const float cap = (softcap), inv_cap = (1.0f / softcap);
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; j += 1) *(st + R * ss + j) = (cap * attngen_tanh_scalar(((*(st + R * ss + j)) * inv_cap)));
+    }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / 2 + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[R * ss + j] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -6099,8 +8874,8 @@ static void attn_h8_kv4_d256_causal_decode__scalar(const attngen_kernel *kernel,
   }
 }
 
-/* attn_h8_kv4_d256_causal_padding_decode__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, P·V 1x8, 64 keys per tile, head_dim loops */
-static void attn_h8_kv4_d256_causal_padding_decode__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h8_kv4_d256_causal_padding_window_softcap_decode__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, P·V 1x8, 64 keys per tile, head_dim loops */
+static void attn_h8_kv4_d256_causal_padding_window_softcap_decode__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
@@ -6190,6 +8965,554 @@ static void attn_h8_kv4_d256_causal_padding_decode__scalar(const attngen_kernel 
   if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 256 && vs == 256;
+  const int nk = contig ? 64 : 64;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * block, each block's token rows head after head. */
+    const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const float *kh = kbase + hh * a->k_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 8) {
+          const float *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 1 <= rows; r0 += 1)
+            attngen_qkdot_d256_1x8_s64_rowwise__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 8) {
+        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const float *kh = kbase + hh * a->k_stride.head;
+          const float *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          int r0 = 0;
+          for (; r0 + 1 <= rows; r0 += 1)
+            attngen_qkdot_d256_1x8_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
+        }
+      }
+    }
+    { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const float cap = (softcap), inv_cap = (1.0f / softcap);
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; j += 1) *(st + R * ss + j) = (cap * attngen_tanh_scalar(((*(st + R * ss + j)) * inv_cap)));
+    }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / 2 + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[R * ss + j] = -INFINITY;
+      }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_all; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = masked ? (int)lim[r] : n;
+        float s_max = (-INFINITY);
+        for (int j = 0; j < n; j += 1) {
+          const float s = (j < vis ? (*(srow + j)) : -INFINITY);
+          s_max = attngen_maxf(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], s_max);
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const float m_vec = (m_use);
+        float sum = 0.0f;
+        for (int j = 0; j < n; j += 1) {
+          const float p = attngen_exp_scalar(((j < vis ? (*(srow + j)) : -INFINITY) - m_vec));
+          *(srow + j) = p;
+          sum = (sum + p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + sum;
+        m[r] = m_new;
+      }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 1 <= rows; r0 += 1)
+        attngen_pv_d256_1x8_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 2, h = hh * 2 + r % 2;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float inv_v = (inv);
+        int c = 0;
+        for (; c + 1 <= 256; c += 1) *(out + c) = ((*(ot + r * dp + c)) * inv_v);
+        for (; c < 256; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 256; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* attn_h8_kv4_d256_causal_softcap_prefill__scalar: about 64 (query x group) rows per item, Q·Kᵀ 4x4 register blocks, P·V 4x4, 32 keys per tile, head_dim loops */
+static void attn_h8_kv4_d256_causal_softcap_prefill__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const ptrdiff_t mp = 64; /* row stride of the Qᵀ and S tiles (largest item, padded) */
+  const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4);     /* P·V row blocks */
+  const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* Q·Kᵀ row blocks cover them */
+  const ptrdiff_t dp = 256;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
+  float *restrict vt = scratch + 2048; /* packed V tile [keys][dp] */
+  float *restrict alpha = scratch + 10240; /* rescale per row */
+  float *restrict lim = scratch + 10304; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 10368); /* exclusive key limit per row */
+  float *restrict state = scratch + 10496; /* per kv head: Q tile, O, max, sum */
+  const ptrdiff_t state_floats = 32896;
+  const ptrdiff_t q_floats = 16384;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 2 * a->q_stride.head;
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 256; ++k) qt[k * mp + r] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 2) * kernel->params.rope.rotary_dim;
+        attngen_rope_rotate(&kernel->params.rope, cs, qrow, 256, qt + r, mp, scale, 0);
+      }
+      else {
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        for (int k = 0; k < 256; ++k) qt[k * mp + r] = qrow[k] * scale;
+      }
+      m[r] = -INFINITY;
+      l[r] = 0.0f;
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+
+  for (int kt = it->k0; kt < kend; kt += 32) {
+    const int n = kend - kt < 32 ? kend - kt : 32;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_qk; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+
+      /* S = Q·Kᵀ: blocks of 4 rows (their Qᵀ slice stays in L1) x 4 keys; a short last block
+       * repeats its last key (masked below). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 4) {
+        const int seen = masked ? attngen_keys_seen(lim, r0, 4) : n; /* key blocks past it are masked whole */
+        for (int j0 = 0; j0 < seen; j0 += 4) {
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          attngen_qk_d256_4x4_s64__scalar(qt + r0, krow, st + j0 * mp + r0);
+        }
+      }
+
+      { /* soft-cap: s = softcap * tanh(s / softcap) */
+        const float cap = (softcap), inv_cap = (1.0f / softcap);
+        for (int j = 0; j < n; ++j)
+          for (int R = 0; R < rows_qk; R += 1) *(st + j * mp + R) = (cap * attngen_tanh_scalar(((*(st + j * mp + R)) * inv_cap)));
+      }
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 1) {
+        const float m_old = (*(m + r0));
+        float s_max = (-INFINITY);
+        const float vis = (*(lim + r0));
+        for (int j = 0; j < n; ++j) {
+          float s = (*(st + j * mp + r0));
+          if (masked) s = ((float)(j) < vis ? s : -INFINITY);
+          s_max = attngen_maxf(s_max, s);
+        }
+        const float m_new = attngen_maxf(m_old, s_max);
+        const float m_use = (m_new == -INFINITY ? 0.0f : m_new);
+        const float a_r = attngen_exp_scalar((m_old - m_use));
+        float sum = 0.0f;
+        for (int j = 0; j < n; ++j) {
+          float s = (*(st + j * mp + r0));
+          if (masked) s = ((float)(j) < vis ? s : -INFINITY);
+          const float p = attngen_exp_scalar((s - m_use));
+          *(st + j * mp + r0) = p;
+          sum = (sum + p);
+        }
+        *(m + r0) = m_new;
+        *(l + r0) = sum + (*(l + r0)) * a_r;
+        *(alpha + r0) = a_r;
+      }
+
+      /* The V tile: read in place when its rows are contiguous (the runtime's K/V repack), else packed: token-major
+       * rows sit a token apart (the same cache sets, a page each), and every row block re-reads them. */
+      const float *restrict vtile = vbase;
+      ptrdiff_t vtile_stride = vs;
+      if (vs != 256) {
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = vbase + (ptrdiff_t)j * vs;
+          float *restrict dst = vt + j * dp;
+          int c = 0;
+          for (; c + 1 <= 256; c += 1) *(dst + c) = (*(src + c));
+          for (; c < 256; ++c) dst[c] = src[c];
+        }
+        vtile = vt;
+        vtile_stride = dp;
+      }
+
+      /* O = alpha·O + P·V, one panel of 4 columns at a time: the panel's V rows stay in L1 while every row
+       * block passes over them */
+      for (int c0 = 0; c0 + 4 <= 256; c0 += 4)
+        for (int r0 = 0; r0 < rows_pv; r0 += 4)
+          attngen_pv_panel_4x4_s64__scalar(st + r0, alpha + r0, masked ? attngen_keys_seen(lim, r0, 4) : n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 2, h = hh * 2 + r % 2;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float inv_v = (inv);
+        int c = 0;
+        for (; c + 1 <= 256; c += 1) *(out + c) = ((*(ot + r * dp + c)) * inv_v);
+        for (; c < 256; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 256; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* attn_h8_kv4_d256_causal_padding_softcap_prefill__scalar: about 64 (query x group) rows per item, Q·Kᵀ 4x4 register blocks, P·V 4x4, 32 keys per tile, head_dim loops */
+static void attn_h8_kv4_d256_causal_padding_softcap_prefill__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const ptrdiff_t mp = 64; /* row stride of the Qᵀ and S tiles (largest item, padded) */
+  const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4);     /* P·V row blocks */
+  const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* Q·Kᵀ row blocks cover them */
+  const ptrdiff_t dp = 256;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
+  float *restrict vt = scratch + 2048; /* packed V tile [keys][dp] */
+  float *restrict alpha = scratch + 10240; /* rescale per row */
+  float *restrict lim = scratch + 10304; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 10368); /* exclusive key limit per row */
+  float *restrict state = scratch + 10496; /* per kv head: Q tile, O, max, sum */
+  const ptrdiff_t state_floats = 32896;
+  const ptrdiff_t q_floats = 16384;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 2 * a->q_stride.head;
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 256; ++k) qt[k * mp + r] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 2) * kernel->params.rope.rotary_dim;
+        attngen_rope_rotate(&kernel->params.rope, cs, qrow, 256, qt + r, mp, scale, 0);
+      }
+      else {
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        for (int k = 0; k < 256; ++k) qt[k * mp + r] = qrow[k] * scale;
+      }
+      m[r] = -INFINITY;
+      l[r] = 0.0f;
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+
+  for (int kt = it->k0; kt < kend; kt += 32) {
+    const int n = kend - kt < 32 ? kend - kt : 32;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_qk; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+
+      /* S = Q·Kᵀ: blocks of 4 rows (their Qᵀ slice stays in L1) x 4 keys; a short last block
+       * repeats its last key (masked below). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 4) {
+        const int seen = masked ? attngen_keys_seen(lim, r0, 4) : n; /* key blocks past it are masked whole */
+        for (int j0 = 0; j0 < seen; j0 += 4) {
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          attngen_qk_d256_4x4_s64__scalar(qt + r0, krow, st + j0 * mp + r0);
+        }
+      }
+
+      { /* soft-cap: s = softcap * tanh(s / softcap) */
+        const float cap = (softcap), inv_cap = (1.0f / softcap);
+        for (int j = 0; j < n; ++j)
+          for (int R = 0; R < rows_qk; R += 1) *(st + j * mp + R) = (cap * attngen_tanh_scalar(((*(st + j * mp + R)) * inv_cap)));
+      }
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 1) {
+        const float m_old = (*(m + r0));
+        float s_max = (-INFINITY);
+        const float vis = (*(lim + r0));
+        for (int j = 0; j < n; ++j) {
+          float s = (*(st + j * mp + r0));
+          if (masked) s = ((float)(j) < vis ? s : -INFINITY);
+          s_max = attngen_maxf(s_max, s);
+        }
+        const float m_new = attngen_maxf(m_old, s_max);
+        const float m_use = (m_new == -INFINITY ? 0.0f : m_new);
+        const float a_r = attngen_exp_scalar((m_old - m_use));
+        float sum = 0.0f;
+        for (int j = 0; j < n; ++j) {
+          float s = (*(st + j * mp + r0));
+          if (masked) s = ((float)(j) < vis ? s : -INFINITY);
+          const float p = attngen_exp_scalar((s - m_use));
+          *(st + j * mp + r0) = p;
+          sum = (sum + p);
+        }
+        *(m + r0) = m_new;
+        *(l + r0) = sum + (*(l + r0)) * a_r;
+        *(alpha + r0) = a_r;
+      }
+
+      /* The V tile: read in place when its rows are contiguous (the runtime's K/V repack), else packed: token-major
+       * rows sit a token apart (the same cache sets, a page each), and every row block re-reads them. */
+      const float *restrict vtile = vbase;
+      ptrdiff_t vtile_stride = vs;
+      if (vs != 256) {
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = vbase + (ptrdiff_t)j * vs;
+          float *restrict dst = vt + j * dp;
+          int c = 0;
+          for (; c + 1 <= 256; c += 1) *(dst + c) = (*(src + c));
+          for (; c < 256; ++c) dst[c] = src[c];
+        }
+        vtile = vt;
+        vtile_stride = dp;
+      }
+
+      /* O = alpha·O + P·V, one panel of 4 columns at a time: the panel's V rows stay in L1 while every row
+       * block passes over them */
+      for (int c0 = 0; c0 + 4 <= 256; c0 += 4)
+        for (int r0 = 0; r0 < rows_pv; r0 += 4)
+          attngen_pv_panel_4x4_s64__scalar(st + r0, alpha + r0, masked ? attngen_keys_seen(lim, r0, 4) : n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 2, h = hh * 2 + r % 2;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float inv_v = (inv);
+        int c = 0;
+        for (; c + 1 <= 256; c += 1) *(out + c) = ((*(ot + r * dp + c)) * inv_v);
+        for (; c < 256; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 256; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* attn_h8_kv4_d256_causal_softcap_decode__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, P·V 1x8, 64 keys per tile, head_dim loops */
+static void attn_h8_kv4_d256_causal_softcap_decode__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 1); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t dp = 256;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 4096, *restrict l_all = scratch + 4160;
+  float *restrict alpha = scratch + 4224; /* rescale per row */
+  float *restrict lim = scratch + 4288; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 4352); /* exclusive key limit per row */
+  float *restrict state = scratch + 4416; /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 2 * a->q_stride.head;
+    const float scale_v = (scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 256; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 2) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 1 <= half; p += 1) {
+            const float x0 = (*(qrow + p)), x1 = (*(qrow + half + p));
+            const float c = (*(cs + p)), s = (*(sn + p));
+            *(y + p) = (((x0 * c) - (x1 * s)) * scale_v);
+            *(y + half + p) = (((x1 * c) + (x0 * s)) * scale_v);
+          }
+        attngen_rope_rotate(rope, cs, qrow, 256, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 1 <= 256; k += 1) *(y + k) = ((*(qrow + k)) * scale_v);
+        for (; k < 256; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 2 + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 1);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
@@ -6236,6 +9559,11 @@ static void attn_h8_kv4_d256_causal_padding_decode__scalar(const attngen_kernel 
             attngen_qkdot_d256_1x8_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
         }
       }
+    }
+    { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const float cap = (softcap), inv_cap = (1.0f / softcap);
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; j += 1) *(st + R * ss + j) = (cap * attngen_tanh_scalar(((*(st + R * ss + j)) * inv_cap)));
     }
     {
       float *restrict m = m_all, *restrict l = l_all;
@@ -6300,54 +9628,261 @@ static void attn_h8_kv4_d256_causal_padding_decode__scalar(const attngen_kernel 
   }
 }
 
-/* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, work cut (q_tile, kv heads per item, row stride, keys per tile,
+/* attn_h8_kv4_d256_causal_padding_softcap_decode__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, P·V 1x8, 64 keys per tile, head_dim loops */
+static void attn_h8_kv4_d256_causal_padding_softcap_decode__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 1); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t dp = 256;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 4096, *restrict l_all = scratch + 4160;
+  float *restrict alpha = scratch + 4224; /* rescale per row */
+  float *restrict lim = scratch + 4288; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 4352); /* exclusive key limit per row */
+  float *restrict state = scratch + 4416; /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 2 * a->q_stride.head;
+    const float scale_v = (scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 256; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 2) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 1 <= half; p += 1) {
+            const float x0 = (*(qrow + p)), x1 = (*(qrow + half + p));
+            const float c = (*(cs + p)), s = (*(sn + p));
+            *(y + p) = (((x0 * c) - (x1 * s)) * scale_v);
+            *(y + half + p) = (((x1 * c) + (x0 * s)) * scale_v);
+          }
+        attngen_rope_rotate(rope, cs, qrow, 256, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 1 <= 256; k += 1) *(y + k) = ((*(qrow + k)) * scale_v);
+        for (; k < 256; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 2 + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 1);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 256 && vs == 256;
+  const int nk = contig ? 64 : 64;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * block, each block's token rows head after head. */
+    const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const float *kh = kbase + hh * a->k_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 8) {
+          const float *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 1 <= rows; r0 += 1)
+            attngen_qkdot_d256_1x8_s64_rowwise__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 8) {
+        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const float *kh = kbase + hh * a->k_stride.head;
+          const float *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          int r0 = 0;
+          for (; r0 + 1 <= rows; r0 += 1)
+            attngen_qkdot_d256_1x8_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
+        }
+      }
+    }
+    { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const float cap = (softcap), inv_cap = (1.0f / softcap);
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; j += 1) *(st + R * ss + j) = (cap * attngen_tanh_scalar(((*(st + R * ss + j)) * inv_cap)));
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_all; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = masked ? (int)lim[r] : n;
+        float s_max = (-INFINITY);
+        for (int j = 0; j < n; j += 1) {
+          const float s = (j < vis ? (*(srow + j)) : -INFINITY);
+          s_max = attngen_maxf(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], s_max);
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const float m_vec = (m_use);
+        float sum = 0.0f;
+        for (int j = 0; j < n; j += 1) {
+          const float p = attngen_exp_scalar(((j < vis ? (*(srow + j)) : -INFINITY) - m_vec));
+          *(srow + j) = p;
+          sum = (sum + p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + sum;
+        m[r] = m_new;
+      }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 1 <= rows; r0 += 1)
+        attngen_pv_d256_1x8_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 2, h = hh * 2 + r % 2;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float inv_v = (inv);
+        int c = 0;
+        for (; c + 1 <= 256; c += 1) *(out + c) = ((*(ot + r * dp + c)) * inv_v);
+        for (; c < 256; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 256; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, attention features, work cut (q_tile, kv heads per item, row stride, keys per tile,
  * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len, head split min bytes, min flop) or the
  * function computing it, kernel */
-static const attngen_kernel_info attngen_table_gemma_2_2b_kernels[] = {
+static const attngen_kernel_info attngen_table_gemma_2_2b_local_kernels[] = {
 #if defined(__x86_64__) || defined(_M_X64)
-  { "attn_h8_kv4_d256_causal_prefill__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_prefill__avx512 },
-  { "attn_h8_kv4_d256_causal_padding_prefill__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_prefill__avx512 },
-  { "attn_h8_kv4_d256_causal_decode__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_decode__avx512 },
-  { "attn_h8_kv4_d256_causal_padding_decode__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_decode__avx512 },
+  { "attn_h8_kv4_d256_causal_window_softcap_prefill__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_window_softcap_prefill__avx512 },
+  { "attn_h8_kv4_d256_causal_padding_window_softcap_prefill__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_prefill__avx512 },
+  { "attn_h8_kv4_d256_causal_window_softcap_decode__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_window_softcap_decode__avx512 },
+  { "attn_h8_kv4_d256_causal_padding_window_softcap_decode__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_decode__avx512 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
-  { "attn_h8_kv4_d256_causal_prefill__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_prefill__avx2 },
-  { "attn_h8_kv4_d256_causal_padding_prefill__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_prefill__avx2 },
-  { "attn_h8_kv4_d256_causal_decode__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_decode__avx2 },
-  { "attn_h8_kv4_d256_causal_padding_decode__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_decode__avx2 },
+  { "attn_h8_kv4_d256_causal_window_softcap_prefill__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_window_softcap_prefill__avx2 },
+  { "attn_h8_kv4_d256_causal_padding_window_softcap_prefill__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_prefill__avx2 },
+  { "attn_h8_kv4_d256_causal_window_softcap_decode__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_window_softcap_decode__avx2 },
+  { "attn_h8_kv4_d256_causal_padding_window_softcap_decode__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_decode__avx2 },
 #endif
 #if defined(__aarch64__)
-  { "attn_h8_kv4_d256_causal_prefill__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, { 48, 1, 96, 32, 62048, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_prefill__neon },
-  { "attn_h8_kv4_d256_causal_padding_prefill__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, { 48, 1, 96, 32, 62048, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_prefill__neon },
-  { "attn_h8_kv4_d256_causal_decode__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_decode__neon },
-  { "attn_h8_kv4_d256_causal_padding_decode__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_decode__neon },
+  { "attn_h8_kv4_d256_causal_window_softcap_prefill__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 62048, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_window_softcap_prefill__neon },
+  { "attn_h8_kv4_d256_causal_padding_window_softcap_prefill__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 62048, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_prefill__neon },
+  { "attn_h8_kv4_d256_causal_window_softcap_decode__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_window_softcap_decode__neon },
+  { "attn_h8_kv4_d256_causal_padding_window_softcap_decode__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_decode__neon },
 #endif
-  { "attn_h8_kv4_d256_causal_prefill__scalar", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 32, 1, 64, 32, 43392, 1, 0, 1, 0, 33, 0, 0 }, NULL, attn_h8_kv4_d256_causal_prefill__scalar },
-  { "attn_h8_kv4_d256_causal_padding_prefill__scalar", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 32, 1, 64, 32, 43392, 1, 0, 1, 0, 33, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_prefill__scalar },
-  { "attn_h8_kv4_d256_causal_decode__scalar", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_decode__scalar },
-  { "attn_h8_kv4_d256_causal_padding_decode__scalar", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_decode__scalar },
-  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 0 }, NULL, NULL } /* end */
+  { "attn_h8_kv4_d256_causal_window_softcap_prefill__scalar", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 32, 1, 64, 32, 43392, 1, 0, 1, 0, 33, 0, 0 }, NULL, attn_h8_kv4_d256_causal_window_softcap_prefill__scalar },
+  { "attn_h8_kv4_d256_causal_padding_window_softcap_prefill__scalar", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 32, 1, 64, 32, 43392, 1, 0, 1, 0, 33, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_prefill__scalar },
+  { "attn_h8_kv4_d256_causal_window_softcap_decode__scalar", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_window_softcap_decode__scalar },
+  { "attn_h8_kv4_d256_causal_padding_window_softcap_decode__scalar", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_decode__scalar },
+  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL } /* end */
 };
 
 /* RoPE inverse frequencies of the 128 pairs: theta^(-2i / rotary_dim), float64, computed once by
  * the generator (gen/rope_frequencies.lua). The runtime turns them into cos/sin of pos * inv_freq[i] per token. */
-static const double attngen_table_gemma_2_2b_inv_freq[128] = {
+static const double attngen_table_gemma_2_2b_local_inv_freq[128] = {
   1, 0.93057204092969903, 0.86596432336006535, 0.80584218776148187,
   0.74989420933245587, 0.69783058485986638, 0.64938163157621132, 0.60429639023813275,
   0.56234132519034907, 0.5232991146814947, 0.48696752516586306, 0.45315836376008173,
@@ -6382,9 +9917,108 @@ static const double attngen_table_gemma_2_2b_inv_freq[128] = {
   0.0001333521432163324, 0.00012409377607517196, 0.00011547819846894582, 0.00010746078283213175,
 };
 
-/* ABI 7 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
- * fallback): scale, rope */
-const attngen_table attngen_table_gemma_2_2b = {
-  7, "gemma-2-2b", "0.2.0", 8, 4, 256, { 0, { ATTNGEN_ROPE_HALF, 256, attngen_table_gemma_2_2b_inv_freq, 10000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 } }, attngen_table_gemma_2_2b_kernels,
-  (int)(sizeof attngen_table_gemma_2_2b_kernels / sizeof attngen_table_gemma_2_2b_kernels[0]) - 1
+/* ABI 8 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+ * fallback): scale, rope, attention features */
+const attngen_table attngen_table_gemma_2_2b_local = {
+  8, "gemma-2-2b/local", "0.2.0", 8, 4, 256, { 0.0625f, { ATTNGEN_ROPE_HALF, 256, attngen_table_gemma_2_2b_local_inv_freq, 10000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 }, { 4096, 0, 50.0f, 0.0f, NULL } }, attngen_table_gemma_2_2b_local_kernels,
+  (int)(sizeof attngen_table_gemma_2_2b_local_kernels / sizeof attngen_table_gemma_2_2b_local_kernels[0]) - 1
+};
+/* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, attention features, work cut (q_tile, kv heads per item, row stride, keys per tile,
+ * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len, head split min bytes, min flop) or the
+ * function computing it, kernel */
+static const attngen_kernel_info attngen_table_gemma_2_2b_global_kernels[] = {
+#if defined(__x86_64__) || defined(_M_X64)
+  { "attn_h8_kv4_d256_causal_softcap_prefill__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_softcap_prefill__avx512 },
+  { "attn_h8_kv4_d256_causal_padding_softcap_prefill__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_prefill__avx512 },
+  { "attn_h8_kv4_d256_causal_softcap_decode__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_softcap_decode__avx512 },
+  { "attn_h8_kv4_d256_causal_padding_softcap_decode__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_decode__avx512 },
+#endif
+#if defined(__x86_64__) || defined(_M_X64)
+  { "attn_h8_kv4_d256_causal_softcap_prefill__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_softcap_prefill__avx2 },
+  { "attn_h8_kv4_d256_causal_padding_softcap_prefill__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_prefill__avx2 },
+  { "attn_h8_kv4_d256_causal_softcap_decode__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_softcap_decode__avx2 },
+  { "attn_h8_kv4_d256_causal_padding_softcap_decode__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_decode__avx2 },
+#endif
+#if defined(__aarch64__)
+  { "attn_h8_kv4_d256_causal_softcap_prefill__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 62048, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_softcap_prefill__neon },
+  { "attn_h8_kv4_d256_causal_padding_softcap_prefill__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 62048, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_prefill__neon },
+  { "attn_h8_kv4_d256_causal_softcap_decode__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_softcap_decode__neon },
+  { "attn_h8_kv4_d256_causal_padding_softcap_decode__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_decode__neon },
+#endif
+  { "attn_h8_kv4_d256_causal_softcap_prefill__scalar", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 32, 1, 64, 32, 43392, 1, 0, 1, 0, 33, 0, 0 }, NULL, attn_h8_kv4_d256_causal_softcap_prefill__scalar },
+  { "attn_h8_kv4_d256_causal_padding_softcap_prefill__scalar", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 32, 1, 64, 32, 43392, 1, 0, 1, 0, 33, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_prefill__scalar },
+  { "attn_h8_kv4_d256_causal_softcap_decode__scalar", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_softcap_decode__scalar },
+  { "attn_h8_kv4_d256_causal_padding_softcap_decode__scalar", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_decode__scalar },
+  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL } /* end */
+};
+
+/* RoPE inverse frequencies of the 128 pairs: theta^(-2i / rotary_dim), float64, computed once by
+ * the generator (gen/rope_frequencies.lua). The runtime turns them into cos/sin of pos * inv_freq[i] per token. */
+static const double attngen_table_gemma_2_2b_global_inv_freq[128] = {
+  1, 0.93057204092969903, 0.86596432336006535, 0.80584218776148187,
+  0.74989420933245587, 0.69783058485986638, 0.64938163157621132, 0.60429639023813275,
+  0.56234132519034907, 0.5232991146814947, 0.48696752516586306, 0.45315836376008173,
+  0.42169650342858228, 0.39241897584845359, 0.36517412725483767, 0.33982083289425591,
+  0.31622776601683794, 0.29427271762092816, 0.27384196342643613, 0.25482967479793467,
+  0.23713737056616555, 0.22067340690845899, 0.20535250264571461, 0.19109529749704404,
+  0.17782794100389226, 0.16548170999431813, 0.15399265260594919, 0.14330125702369628,
+  0.1333521432163324, 0.12409377607517197, 0.1154781984689458, 0.10746078283213174,
+  0.10000000000000001, 0.0930572040929699, 0.086596432336006543, 0.080584218776148187,
+  0.074989420933245579, 0.069783058485986635, 0.064938163157621132, 0.060429639023813278,
+  0.056234132519034905, 0.05232991146814947, 0.048696752516586311, 0.045315836376008174,
+  0.042169650342858224, 0.039241897584845357, 0.036517412725483769, 0.033982083289425591,
+  0.031622776601683791, 0.029427271762092817, 0.027384196342643611, 0.025482967479793464,
+  0.02371373705661655, 0.022067340690845899, 0.020535250264571463, 0.019109529749704406,
+  0.017782794100389229, 0.016548170999431816, 0.015399265260594919, 0.014330125702369629,
+  0.013335214321633241, 0.012409377607517197, 0.011547819846894583, 0.010746078283213174,
+  0.01, 0.0093057204092969886, 0.0086596432336006526, 0.0080584218776148173,
+  0.0074989420933245588, 0.0069783058485986633, 0.0064938163157621138, 0.0060429639023813278,
+  0.005623413251903491, 0.0052329911468149467, 0.0048696752516586318, 0.0045315836376008181,
+  0.0042169650342858229, 0.0039241897584845363, 0.0036517412725483771, 0.0033982083289425596,
+  0.003162277660168379, 0.0029427271762092816, 0.0027384196342643613, 0.0025482967479793462,
+  0.0023713737056616549, 0.0022067340690845897, 0.002053525026457146, 0.0019109529749704406,
+  0.001778279410038923, 0.0016548170999431814, 0.0015399265260594918, 0.0014330125702369627,
+  0.0013335214321633241, 0.0012409377607517195, 0.0011547819846894581, 0.0010746078283213173,
+  0.001, 0.00093057204092969893, 0.00086596432336006539, 0.0008058421877614819,
+  0.00074989420933245575, 0.00069783058485986635, 0.00064938163157621123, 0.00060429639023813287,
+  0.0005623413251903491, 0.00052329911468149473, 0.00048696752516586315, 0.00045315836376008179,
+  0.00042169650342858229, 0.00039241897584845359, 0.0003651741272548377, 0.00033982083289425591,
+  0.00031622776601683794, 0.00029427271762092817, 0.00027384196342643616, 0.00025482967479793463,
+  0.00023713737056616554, 0.00022067340690845895, 0.00020535250264571461, 0.00019109529749704405,
+  0.00017782794100389227, 0.00016548170999431815, 0.00015399265260594919, 0.00014330125702369627,
+  0.0001333521432163324, 0.00012409377607517196, 0.00011547819846894582, 0.00010746078283213175,
+};
+
+/* ABI 8 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+ * fallback): scale, rope, attention features */
+const attngen_table attngen_table_gemma_2_2b_global = {
+  8, "gemma-2-2b/global", "0.2.0", 8, 4, 256, { 0.0625f, { ATTNGEN_ROPE_HALF, 256, attngen_table_gemma_2_2b_global_inv_freq, 10000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 }, { 0, 0, 50.0f, 0.0f, NULL } }, attngen_table_gemma_2_2b_global_kernels,
+  (int)(sizeof attngen_table_gemma_2_2b_global_kernels / sizeof attngen_table_gemma_2_2b_global_kernels[0]) - 1
+};
+
+/* The table of each layer, in order (config `layers`) */
+const attngen_table *const attngen_layers_gemma_2_2b[26] = {
+  &attngen_table_gemma_2_2b_local, &attngen_table_gemma_2_2b_global, &attngen_table_gemma_2_2b_local, &attngen_table_gemma_2_2b_global,
+  &attngen_table_gemma_2_2b_local, &attngen_table_gemma_2_2b_global, &attngen_table_gemma_2_2b_local, &attngen_table_gemma_2_2b_global,
+  &attngen_table_gemma_2_2b_local, &attngen_table_gemma_2_2b_global, &attngen_table_gemma_2_2b_local, &attngen_table_gemma_2_2b_global,
+  &attngen_table_gemma_2_2b_local, &attngen_table_gemma_2_2b_global, &attngen_table_gemma_2_2b_local, &attngen_table_gemma_2_2b_global,
+  &attngen_table_gemma_2_2b_local, &attngen_table_gemma_2_2b_global, &attngen_table_gemma_2_2b_local, &attngen_table_gemma_2_2b_global,
+  &attngen_table_gemma_2_2b_local, &attngen_table_gemma_2_2b_global, &attngen_table_gemma_2_2b_local, &attngen_table_gemma_2_2b_global,
+  &attngen_table_gemma_2_2b_local, &attngen_table_gemma_2_2b_global,
 };

@@ -5,7 +5,14 @@
  *   name = "gemma-2-2b", heads = 8, kv_heads = 4, head_dim = 256,
  *   masks = { "causal", "causal_padding" }, phases = { "prefill", "decode" },
  *   isas = { "avx512", "avx2", "neon", "scalar" },
+ *   scale = 0.0625,
  *   rope = { style = "half", theta = 10000, rotary_dim = 256 },
+ *   softcap = 50,
+ *   kinds = {
+ *     { name = "local", window = 4096 },
+ *     { name = "global" },
+ *   },
+ *   layers = { "local", "global", "local", "global", "local", "global", "local", "global", "local", "global", "local", "global", "local", "global", "local", "global", "local", "global", "local", "global", "local", "global", "local", "global", "local", "global" },
  *   source = https://huggingface.co/google/gemma-2-2b/blob/main/config.json
  */
 #ifndef ATTNGEN_GEMMA_2_2B_H
@@ -17,41 +24,87 @@
 extern "C" {
 #endif
 
-/* The kernels of this file, one X(name, heads, kv_heads, head_dim, MASK, PHASE, ISA, KV_DTYPE) per line.
+/* The kernels of the table of kind local, one X(name, heads, kv_heads, head_dim, MASK, PHASE, ISA, KV_DTYPE) per line.
  * The table below is built from this list; tests and benchmarks walk the table. */
-#define ATTNGEN_GEMMA_2_2B_KERNELS_AVX512(X) \
-  X(attn_h8_kv4_d256_causal_prefill__avx512, 8, 4, 256, CAUSAL, PREFILL, AVX512, F32) \
-  X(attn_h8_kv4_d256_causal_padding_prefill__avx512, 8, 4, 256, CAUSAL_PADDING, PREFILL, AVX512, F32) \
-  X(attn_h8_kv4_d256_causal_decode__avx512, 8, 4, 256, CAUSAL, DECODE, AVX512, F32) \
-  X(attn_h8_kv4_d256_causal_padding_decode__avx512, 8, 4, 256, CAUSAL_PADDING, DECODE, AVX512, F32) \
+#define ATTNGEN_GEMMA_2_2B_LOCAL_KERNELS_AVX512(X) \
+  X(attn_h8_kv4_d256_causal_window_softcap_prefill__avx512, 8, 4, 256, CAUSAL, PREFILL, AVX512, F32) \
+  X(attn_h8_kv4_d256_causal_padding_window_softcap_prefill__avx512, 8, 4, 256, CAUSAL_PADDING, PREFILL, AVX512, F32) \
+  X(attn_h8_kv4_d256_causal_window_softcap_decode__avx512, 8, 4, 256, CAUSAL, DECODE, AVX512, F32) \
+  X(attn_h8_kv4_d256_causal_padding_window_softcap_decode__avx512, 8, 4, 256, CAUSAL_PADDING, DECODE, AVX512, F32) \
   /* end of avx512 kernels */
-#define ATTNGEN_GEMMA_2_2B_KERNELS_AVX2(X) \
-  X(attn_h8_kv4_d256_causal_prefill__avx2, 8, 4, 256, CAUSAL, PREFILL, AVX2, F32) \
-  X(attn_h8_kv4_d256_causal_padding_prefill__avx2, 8, 4, 256, CAUSAL_PADDING, PREFILL, AVX2, F32) \
-  X(attn_h8_kv4_d256_causal_decode__avx2, 8, 4, 256, CAUSAL, DECODE, AVX2, F32) \
-  X(attn_h8_kv4_d256_causal_padding_decode__avx2, 8, 4, 256, CAUSAL_PADDING, DECODE, AVX2, F32) \
+#define ATTNGEN_GEMMA_2_2B_LOCAL_KERNELS_AVX2(X) \
+  X(attn_h8_kv4_d256_causal_window_softcap_prefill__avx2, 8, 4, 256, CAUSAL, PREFILL, AVX2, F32) \
+  X(attn_h8_kv4_d256_causal_padding_window_softcap_prefill__avx2, 8, 4, 256, CAUSAL_PADDING, PREFILL, AVX2, F32) \
+  X(attn_h8_kv4_d256_causal_window_softcap_decode__avx2, 8, 4, 256, CAUSAL, DECODE, AVX2, F32) \
+  X(attn_h8_kv4_d256_causal_padding_window_softcap_decode__avx2, 8, 4, 256, CAUSAL_PADDING, DECODE, AVX2, F32) \
   /* end of avx2 kernels */
-#define ATTNGEN_GEMMA_2_2B_KERNELS_NEON(X) \
-  X(attn_h8_kv4_d256_causal_prefill__neon, 8, 4, 256, CAUSAL, PREFILL, NEON, F32) \
-  X(attn_h8_kv4_d256_causal_padding_prefill__neon, 8, 4, 256, CAUSAL_PADDING, PREFILL, NEON, F32) \
-  X(attn_h8_kv4_d256_causal_decode__neon, 8, 4, 256, CAUSAL, DECODE, NEON, F32) \
-  X(attn_h8_kv4_d256_causal_padding_decode__neon, 8, 4, 256, CAUSAL_PADDING, DECODE, NEON, F32) \
+#define ATTNGEN_GEMMA_2_2B_LOCAL_KERNELS_NEON(X) \
+  X(attn_h8_kv4_d256_causal_window_softcap_prefill__neon, 8, 4, 256, CAUSAL, PREFILL, NEON, F32) \
+  X(attn_h8_kv4_d256_causal_padding_window_softcap_prefill__neon, 8, 4, 256, CAUSAL_PADDING, PREFILL, NEON, F32) \
+  X(attn_h8_kv4_d256_causal_window_softcap_decode__neon, 8, 4, 256, CAUSAL, DECODE, NEON, F32) \
+  X(attn_h8_kv4_d256_causal_padding_window_softcap_decode__neon, 8, 4, 256, CAUSAL_PADDING, DECODE, NEON, F32) \
   /* end of neon kernels */
-#define ATTNGEN_GEMMA_2_2B_KERNELS_SCALAR(X) \
-  X(attn_h8_kv4_d256_causal_prefill__scalar, 8, 4, 256, CAUSAL, PREFILL, SCALAR, F32) \
-  X(attn_h8_kv4_d256_causal_padding_prefill__scalar, 8, 4, 256, CAUSAL_PADDING, PREFILL, SCALAR, F32) \
-  X(attn_h8_kv4_d256_causal_decode__scalar, 8, 4, 256, CAUSAL, DECODE, SCALAR, F32) \
-  X(attn_h8_kv4_d256_causal_padding_decode__scalar, 8, 4, 256, CAUSAL_PADDING, DECODE, SCALAR, F32) \
+#define ATTNGEN_GEMMA_2_2B_LOCAL_KERNELS_SCALAR(X) \
+  X(attn_h8_kv4_d256_causal_window_softcap_prefill__scalar, 8, 4, 256, CAUSAL, PREFILL, SCALAR, F32) \
+  X(attn_h8_kv4_d256_causal_padding_window_softcap_prefill__scalar, 8, 4, 256, CAUSAL_PADDING, PREFILL, SCALAR, F32) \
+  X(attn_h8_kv4_d256_causal_window_softcap_decode__scalar, 8, 4, 256, CAUSAL, DECODE, SCALAR, F32) \
+  X(attn_h8_kv4_d256_causal_padding_window_softcap_decode__scalar, 8, 4, 256, CAUSAL_PADDING, DECODE, SCALAR, F32) \
   /* end of scalar kernels */
-#define ATTNGEN_GEMMA_2_2B_KERNELS(X) \
-  ATTNGEN_GEMMA_2_2B_KERNELS_AVX512(X) \
-  ATTNGEN_GEMMA_2_2B_KERNELS_AVX2(X) \
-  ATTNGEN_GEMMA_2_2B_KERNELS_NEON(X) \
-  ATTNGEN_GEMMA_2_2B_KERNELS_SCALAR(X) \
+#define ATTNGEN_GEMMA_2_2B_LOCAL_KERNELS(X) \
+  ATTNGEN_GEMMA_2_2B_LOCAL_KERNELS_AVX512(X) \
+  ATTNGEN_GEMMA_2_2B_LOCAL_KERNELS_AVX2(X) \
+  ATTNGEN_GEMMA_2_2B_LOCAL_KERNELS_NEON(X) \
+  ATTNGEN_GEMMA_2_2B_LOCAL_KERNELS_SCALAR(X) \
+  /* end */
+
+/* The kernels of the table of kind global, one X(name, heads, kv_heads, head_dim, MASK, PHASE, ISA, KV_DTYPE) per line.
+ * The table below is built from this list; tests and benchmarks walk the table. */
+#define ATTNGEN_GEMMA_2_2B_GLOBAL_KERNELS_AVX512(X) \
+  X(attn_h8_kv4_d256_causal_softcap_prefill__avx512, 8, 4, 256, CAUSAL, PREFILL, AVX512, F32) \
+  X(attn_h8_kv4_d256_causal_padding_softcap_prefill__avx512, 8, 4, 256, CAUSAL_PADDING, PREFILL, AVX512, F32) \
+  X(attn_h8_kv4_d256_causal_softcap_decode__avx512, 8, 4, 256, CAUSAL, DECODE, AVX512, F32) \
+  X(attn_h8_kv4_d256_causal_padding_softcap_decode__avx512, 8, 4, 256, CAUSAL_PADDING, DECODE, AVX512, F32) \
+  /* end of avx512 kernels */
+#define ATTNGEN_GEMMA_2_2B_GLOBAL_KERNELS_AVX2(X) \
+  X(attn_h8_kv4_d256_causal_softcap_prefill__avx2, 8, 4, 256, CAUSAL, PREFILL, AVX2, F32) \
+  X(attn_h8_kv4_d256_causal_padding_softcap_prefill__avx2, 8, 4, 256, CAUSAL_PADDING, PREFILL, AVX2, F32) \
+  X(attn_h8_kv4_d256_causal_softcap_decode__avx2, 8, 4, 256, CAUSAL, DECODE, AVX2, F32) \
+  X(attn_h8_kv4_d256_causal_padding_softcap_decode__avx2, 8, 4, 256, CAUSAL_PADDING, DECODE, AVX2, F32) \
+  /* end of avx2 kernels */
+#define ATTNGEN_GEMMA_2_2B_GLOBAL_KERNELS_NEON(X) \
+  X(attn_h8_kv4_d256_causal_softcap_prefill__neon, 8, 4, 256, CAUSAL, PREFILL, NEON, F32) \
+  X(attn_h8_kv4_d256_causal_padding_softcap_prefill__neon, 8, 4, 256, CAUSAL_PADDING, PREFILL, NEON, F32) \
+  X(attn_h8_kv4_d256_causal_softcap_decode__neon, 8, 4, 256, CAUSAL, DECODE, NEON, F32) \
+  X(attn_h8_kv4_d256_causal_padding_softcap_decode__neon, 8, 4, 256, CAUSAL_PADDING, DECODE, NEON, F32) \
+  /* end of neon kernels */
+#define ATTNGEN_GEMMA_2_2B_GLOBAL_KERNELS_SCALAR(X) \
+  X(attn_h8_kv4_d256_causal_softcap_prefill__scalar, 8, 4, 256, CAUSAL, PREFILL, SCALAR, F32) \
+  X(attn_h8_kv4_d256_causal_padding_softcap_prefill__scalar, 8, 4, 256, CAUSAL_PADDING, PREFILL, SCALAR, F32) \
+  X(attn_h8_kv4_d256_causal_softcap_decode__scalar, 8, 4, 256, CAUSAL, DECODE, SCALAR, F32) \
+  X(attn_h8_kv4_d256_causal_padding_softcap_decode__scalar, 8, 4, 256, CAUSAL_PADDING, DECODE, SCALAR, F32) \
+  /* end of scalar kernels */
+#define ATTNGEN_GEMMA_2_2B_GLOBAL_KERNELS(X) \
+  ATTNGEN_GEMMA_2_2B_GLOBAL_KERNELS_AVX512(X) \
+  ATTNGEN_GEMMA_2_2B_GLOBAL_KERNELS_AVX2(X) \
+  ATTNGEN_GEMMA_2_2B_GLOBAL_KERNELS_NEON(X) \
+  ATTNGEN_GEMMA_2_2B_GLOBAL_KERNELS_SCALAR(X) \
+  /* end */
+
+/* The kinds of layers of this model, one X(kind, KIND) each: the table of a layer of kind k is
+ * attngen_table_gemma_2_2b_<k>, its kernel list ATTNGEN_GEMMA_2_2B_<K>_KERNELS. */
+#define ATTNGEN_GEMMA_2_2B_KINDS(X) \
+  X(local, LOCAL) \
+  X(global, GLOBAL) \
   /* end */
 
 /* Kernels usable on the architecture this file is compiled for (each ISA's section is compiled where it can run). */
-extern const attngen_table attngen_table_gemma_2_2b;
+extern const attngen_table attngen_table_gemma_2_2b_local;
+extern const attngen_table attngen_table_gemma_2_2b_global;
+
+/* The table of each of the model's layers, in order (config `layers`): select layer l's kernels from
+ * attngen_layers_gemma_2_2b[l]. */
+#define ATTNGEN_GEMMA_2_2B_LAYER_COUNT 26
+extern const attngen_table *const attngen_layers_gemma_2_2b[26];
 
 #ifdef __cplusplus
 }

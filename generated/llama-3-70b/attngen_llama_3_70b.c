@@ -103,6 +103,18 @@ ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 __m512 attngen_exp_avx512(__m512 x)
   return _mm512_maskz_mov_ps(keep, _mm512_castsi512_ps(y));
 }
 
+/* tanh(x) = sign(x) (1 - e) / (1 + e) with e = exp(-2|x|) in [0, 1]: the exp above, which never overflows here;
+ * |x| = inf gives +-1, NaN stays NaN. Logit soft-capping (softcap * tanh(s / softcap)) calls it; tests/cases.c
+ * measures its largest error against float64 tanh and states the tolerance that follows. */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 __m512 attngen_tanh_avx512(__m512 x)
+{
+  const __m512i sign = _mm512_set1_epi32(-2147483647 - 1), xi = _mm512_castps_si512(x);
+  const __m512 ax = _mm512_castsi512_ps(_mm512_andnot_si512(sign, xi));
+  const __m512 e = attngen_exp_avx512(_mm512_mul_ps(ax, _mm512_set1_ps(-2.0f)));
+  const __m512 t = _mm512_div_ps(_mm512_sub_ps(_mm512_set1_ps(1.0f), e), _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+  return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(t), _mm512_and_si512(sign, xi)));
+}
+
 /* Lanes (query rows) whose visible-key count lim is <= key j become -inf. */
 ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 __m512 attngen_mask_avx512(__m512 v, int j, __m512 lim)
 {
@@ -1656,6 +1668,17 @@ ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_exp_avx2(__m256 x)
   return _mm256_and_ps(_mm256_castsi256_ps(y), keep);
 }
 
+/* tanh(x) = sign(x) (1 - e) / (1 + e) with e = exp(-2|x|) in [0, 1]: the exp above, which never overflows here;
+ * |x| = inf gives +-1, NaN stays NaN. Logit soft-capping (softcap * tanh(s / softcap)) calls it; tests/cases.c
+ * measures its largest error against float64 tanh and states the tolerance that follows. */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_tanh_avx2(__m256 x)
+{
+  const __m256 sign = _mm256_set1_ps(-0.0f), ax = _mm256_andnot_ps(sign, x);
+  const __m256 e = attngen_exp_avx2(_mm256_mul_ps(ax, _mm256_set1_ps(-2.0f)));
+  const __m256 t = _mm256_div_ps(_mm256_sub_ps(_mm256_set1_ps(1.0f), e), _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+  return _mm256_or_ps(t, _mm256_and_ps(sign, x));
+}
+
 /* Lanes (query rows) whose visible-key count lim is <= key j become -inf. */
 ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_mask_avx2(__m256 v, int j, __m256 lim)
 {
@@ -3062,6 +3085,16 @@ ATTNGEN_HELPER float32x4_t attngen_exp_neon(float32x4_t x)
   p = vfmaq_f32(vdupq_n_f32(1.0f), p, r);
   const int32x4_t y = vaddq_s32(vreinterpretq_s32_f32(p), vshlq_n_s32(vcvtq_s32_f32(n), 23));
   return vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_s32(y), keep));
+}
+
+/* tanh(x) = sign(x) (1 - e) / (1 + e) with e = exp(-2|x|) in [0, 1]: the exp above, which never overflows here;
+ * |x| = inf gives +-1, NaN stays NaN. Logit soft-capping (softcap * tanh(s / softcap)) calls it; tests/cases.c
+ * measures its largest error against float64 tanh and states the tolerance that follows. */
+ATTNGEN_HELPER float32x4_t attngen_tanh_neon(float32x4_t x)
+{
+  const float32x4_t e = attngen_exp_neon(vmulq_f32(vabsq_f32(x), vdupq_n_f32(-2.0f)));
+  const float32x4_t t = vdivq_f32(vsubq_f32(vdupq_n_f32(1.0f), e), vaddq_f32(vdupq_n_f32(1.0f), e));
+  return vbslq_f32(vdupq_n_u32(0x80000000u), x, t); /* x's sign bit, t's magnitude */
 }
 
 /* Lanes (query rows) whose visible-key count lim is <= key j become -inf. */
@@ -4505,6 +4538,7 @@ static void attn_h64_kv8_d128_causal_padding_decode__neon(const attngen_kernel *
 
 /* libm expf (correctly rounded to ~1 ulp); expf(-inf) is exactly 0. */
 ATTNGEN_HELPER float attngen_exp_scalar(float x) { return expf(x); }
+ATTNGEN_HELPER float attngen_tanh_scalar(float x) { return tanhf(x); }
 ATTNGEN_HELPER float attngen_maxf(float a, float b) { return a > b ? a : b; }
 
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=4 keys j and 4 query rows r (QT is the scaled Q tile,
@@ -5453,49 +5487,49 @@ static void attn_h64_kv8_d128_causal_padding_decode__scalar(const attngen_kernel
   }
 }
 
-/* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, work cut (q_tile, kv heads per item, row stride, keys per tile,
+/* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, attention features, work cut (q_tile, kv heads per item, row stride, keys per tile,
  * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len, head split min bytes, min flop) or the
  * function computing it, kernel */
 static const attngen_kernel_info attngen_table_llama_3_70b_kernels[] = {
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h64_kv8_d128_causal_prefill__avx512", 64, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, { 12, 1, 96, 64, 39488, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d128_causal_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 12, 1, 96, 64, 39488, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d128_causal_prefill__avx512 },
   { "attn_h64_kv8_d128_causal_padding_prefill__avx512", 64, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, { 12, 1, 96, 64, 39488, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d128_causal_padding_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 12, 1, 96, 64, 39488, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d128_causal_padding_prefill__avx512 },
   { "attn_h64_kv8_d128_causal_decode__avx512", 64, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, { 8, 0, 64, 8, 199168, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d128_causal_decode__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 64, 8, 199168, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d128_causal_decode__avx512 },
   { "attn_h64_kv8_d128_causal_padding_decode__avx512", 64, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, { 8, 0, 64, 8, 199168, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d128_causal_padding_decode__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 64, 8, 199168, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d128_causal_padding_decode__avx512 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h64_kv8_d128_causal_prefill__avx2", 64, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 12, 1, 96, 64, 39488, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d128_causal_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 12, 1, 96, 64, 39488, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d128_causal_prefill__avx2 },
   { "attn_h64_kv8_d128_causal_padding_prefill__avx2", 64, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 12, 1, 96, 64, 39488, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d128_causal_padding_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 12, 1, 96, 64, 39488, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d128_causal_padding_prefill__avx2 },
   { "attn_h64_kv8_d128_causal_decode__avx2", 64, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 8, 0, 64, 8, 199168, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d128_causal_decode__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 64, 8, 199168, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d128_causal_decode__avx2 },
   { "attn_h64_kv8_d128_causal_padding_decode__avx2", 64, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 8, 0, 64, 8, 199168, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d128_causal_padding_decode__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 64, 8, 199168, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d128_causal_padding_decode__avx2 },
 #endif
 #if defined(__aarch64__)
   { "attn_h64_kv8_d128_causal_prefill__neon", 64, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, { 12, 1, 96, 64, 39712, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d128_causal_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 12, 1, 96, 64, 39712, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d128_causal_prefill__neon },
   { "attn_h64_kv8_d128_causal_padding_prefill__neon", 64, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, { 12, 1, 96, 64, 39712, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d128_causal_padding_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 12, 1, 96, 64, 39712, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d128_causal_padding_prefill__neon },
   { "attn_h64_kv8_d128_causal_decode__neon", 64, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, { 8, 0, 64, 64, 166400, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d128_causal_decode__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 8, 0, 64, 64, 166400, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d128_causal_decode__neon },
   { "attn_h64_kv8_d128_causal_padding_decode__neon", 64, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, { 8, 0, 64, 64, 166400, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d128_causal_padding_decode__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 8, 0, 64, 64, 166400, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d128_causal_padding_decode__neon },
 #endif
   { "attn_h64_kv8_d128_causal_prefill__scalar", 64, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 8, 1, 64, 64, 29056, 1, 0, 1, 0, 9, 0, 0 }, NULL, attn_h64_kv8_d128_causal_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 8, 1, 64, 64, 29056, 1, 0, 1, 0, 9, 0, 0 }, NULL, attn_h64_kv8_d128_causal_prefill__scalar },
   { "attn_h64_kv8_d128_causal_padding_prefill__scalar", 64, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 8, 1, 64, 64, 29056, 1, 0, 1, 0, 9, 0, 0 }, NULL, attn_h64_kv8_d128_causal_padding_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 8, 1, 64, 64, 29056, 1, 0, 1, 0, 9, 0, 0 }, NULL, attn_h64_kv8_d128_causal_padding_prefill__scalar },
   { "attn_h64_kv8_d128_causal_decode__scalar", 64, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 8, 0, 64, 64, 166400, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d128_causal_decode__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 8, 0, 64, 64, 166400, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d128_causal_decode__scalar },
   { "attn_h64_kv8_d128_causal_padding_decode__scalar", 64, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 8, 0, 64, 64, 166400, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d128_causal_padding_decode__scalar },
-  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 0 }, NULL, NULL } /* end */
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 8, 0, 64, 64, 166400, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d128_causal_padding_decode__scalar },
+  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL } /* end */
 };
 
 /* RoPE inverse frequencies of the 64 pairs: theta^(-2i / rotary_dim), float64, computed once by
@@ -5519,9 +5553,9 @@ static const double attngen_table_llama_3_70b_inv_freq[64] = {
   4.5416704806078695e-06, 3.6997230440007069e-06, 3.0138581521391708e-06, 2.4551407911316089e-06,
 };
 
-/* ABI 7 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
- * fallback): scale, rope */
+/* ABI 8 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+ * fallback): scale, rope, attention features */
 const attngen_table attngen_table_llama_3_70b = {
-  7, "llama-3-70b", "0.2.0", 64, 8, 128, { 0, { ATTNGEN_ROPE_HALF, 128, attngen_table_llama_3_70b_inv_freq, 500000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 } }, attngen_table_llama_3_70b_kernels,
+  8, "llama-3-70b", "0.2.0", 64, 8, 128, { 0, { ATTNGEN_ROPE_HALF, 128, attngen_table_llama_3_70b_inv_freq, 500000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 }, { 0 } }, attngen_table_llama_3_70b_kernels,
   (int)(sizeof attngen_table_llama_3_70b_kernels / sizeof attngen_table_llama_3_70b_kernels[0]) - 1
 };

@@ -6,6 +6,7 @@
  *   masks = { "causal", "causal_padding" }, phases = { "prefill", "decode" },
  *   isas = { "avx512", "avx2", "neon", "scalar" },
  *   rope = { style = "half", theta = 10000, rotary_dim = 128 },
+ *   window = 4096,
  *   source = https://huggingface.co/mistralai/Mistral-7B-v0.1/blob/main/config.json
  */
 #include "attngen_mistral_7b.h"
@@ -101,6 +102,18 @@ ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 __m512 attngen_exp_avx512(__m512 x)
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
   const __m512i y = _mm512_add_epi32(_mm512_castps_si512(p), _mm512_slli_epi32(_mm512_cvtps_epi32(n), 23));
   return _mm512_maskz_mov_ps(keep, _mm512_castsi512_ps(y));
+}
+
+/* tanh(x) = sign(x) (1 - e) / (1 + e) with e = exp(-2|x|) in [0, 1]: the exp above, which never overflows here;
+ * |x| = inf gives +-1, NaN stays NaN. Logit soft-capping (softcap * tanh(s / softcap)) calls it; tests/cases.c
+ * measures its largest error against float64 tanh and states the tolerance that follows. */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 __m512 attngen_tanh_avx512(__m512 x)
+{
+  const __m512i sign = _mm512_set1_epi32(-2147483647 - 1), xi = _mm512_castps_si512(x);
+  const __m512 ax = _mm512_castsi512_ps(_mm512_andnot_si512(sign, xi));
+  const __m512 e = attngen_exp_avx512(_mm512_mul_ps(ax, _mm512_set1_ps(-2.0f)));
+  const __m512 t = _mm512_div_ps(_mm512_sub_ps(_mm512_set1_ps(1.0f), e), _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+  return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(t), _mm512_and_si512(sign, xi)));
 }
 
 /* Lanes (query rows) whose visible-key count lim is <= key j become -inf. */
@@ -824,8 +837,8 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x48_t256__av
   }
 }
 
-/* attn_h32_kv8_d128_causal_prefill__avx512: about 96 (query x group) rows per item, Q·Kᵀ 32x8 register blocks, P·V 8x32, 64 keys per tile, fully unrolled over head_dim */
-static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_prefill__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h32_kv8_d128_causal_window_prefill__avx512: about 96 (query x group) rows per item, Q·Kᵀ 32x8 register blocks, P·V 8x32, 64 keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_window_prefill__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
@@ -907,9 +920,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_prefill__avx512(const
   int kend = it->k1;
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > 64) n = 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {
@@ -934,6 +957,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_prefill__avx512(const
         }
       }
 
+      if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+        for (int R = 0; R < rows; ++R) {
+          const int lo = q0 + R / 4 + offset + 1 - window;
+          for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[j * mp + R] = -INFINITY;
+        }
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 16) {
         const __m512 m_old = _mm512_loadu_ps(m + r0);
@@ -1009,8 +1037,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_prefill__avx512(const
   }
 }
 
-/* attn_h32_kv8_d128_causal_padding_prefill__avx512: about 96 (query x group) rows per item, Q·Kᵀ 32x8 register blocks, P·V 8x32, 64 keys per tile, fully unrolled over head_dim */
-static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_prefill__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h32_kv8_d128_causal_padding_window_prefill__avx512: about 96 (query x group) rows per item, Q·Kᵀ 32x8 register blocks, P·V 8x32, 64 keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_window_prefill__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
@@ -1093,9 +1121,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_prefill__avx5
   if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > 64) n = 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {
@@ -1120,6 +1158,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_prefill__avx5
         }
       }
 
+      if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+        for (int R = 0; R < rows; ++R) {
+          const int lo = q0 + R / 4 + offset + 1 - window;
+          for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[j * mp + R] = -INFINITY;
+        }
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 16) {
         const __m512 m_old = _mm512_loadu_ps(m + r0);
@@ -1195,8 +1238,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_prefill__avx5
   }
 }
 
-/* attn_h32_kv8_d128_causal_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x8 dot products, softmax down the columns of Sᵀ, P·V 4x48, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
-static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h32_kv8_d128_causal_window_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x8 dot products, softmax down the columns of Sᵀ, P·V 4x48, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_window_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
@@ -1287,14 +1330,24 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode__avx512(const 
   int kend = it->k1;
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 128 && vs == 128;
   const int nk = contig ? 128 : 8;
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all_v; ++r) {
@@ -1334,6 +1387,12 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode__avx512(const 
         }
       }
     }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / 4 + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[j * ms + R] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
@@ -1401,8 +1460,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode__avx512(const 
   }
 }
 
-/* attn_h32_kv8_d128_causal_padding_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x8 dot products, softmax down the columns of Sᵀ, P·V 4x48, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
-static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h32_kv8_d128_causal_padding_window_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x8 dot products, softmax down the columns of Sᵀ, P·V 4x48, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_window_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
@@ -1494,14 +1553,24 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode__avx51
   if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 128 && vs == 128;
   const int nk = contig ? 128 : 8;
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all_v; ++r) {
@@ -1541,6 +1610,12 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode__avx51
         }
       }
     }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / 4 + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[j * ms + R] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
@@ -1674,6 +1749,17 @@ ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_exp_avx2(__m256 x)
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
   const __m256i y = _mm256_add_epi32(_mm256_castps_si256(p), _mm256_slli_epi32(_mm256_cvtps_epi32(n), 23));
   return _mm256_and_ps(_mm256_castsi256_ps(y), keep);
+}
+
+/* tanh(x) = sign(x) (1 - e) / (1 + e) with e = exp(-2|x|) in [0, 1]: the exp above, which never overflows here;
+ * |x| = inf gives +-1, NaN stays NaN. Logit soft-capping (softcap * tanh(s / softcap)) calls it; tests/cases.c
+ * measures its largest error against float64 tanh and states the tolerance that follows. */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_tanh_avx2(__m256 x)
+{
+  const __m256 sign = _mm256_set1_ps(-0.0f), ax = _mm256_andnot_ps(sign, x);
+  const __m256 e = attngen_exp_avx2(_mm256_mul_ps(ax, _mm256_set1_ps(-2.0f)));
+  const __m256 t = _mm256_div_ps(_mm256_sub_ps(_mm256_set1_ps(1.0f), e), _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+  return _mm256_or_ps(t, _mm256_and_ps(sign, x));
 }
 
 /* Lanes (query rows) whose visible-key count lim is <= key j become -inf. */
@@ -2408,8 +2494,8 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256__avx2
   }
 }
 
-/* attn_h32_kv8_d128_causal_prefill__avx2: about 96 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 64 keys per tile, fully unrolled over head_dim */
-static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_prefill__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h32_kv8_d128_causal_window_prefill__avx2: about 96 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 64 keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_window_prefill__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
@@ -2491,9 +2577,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_prefill__avx2(const att
   int kend = it->k1;
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > 64) n = 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {
@@ -2518,6 +2614,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_prefill__avx2(const att
         }
       }
 
+      if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+        for (int R = 0; R < rows; ++R) {
+          const int lo = q0 + R / 4 + offset + 1 - window;
+          for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[j * mp + R] = -INFINITY;
+        }
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 8) {
         const __m256 m_old = _mm256_loadu_ps(m + r0);
@@ -2593,8 +2694,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_prefill__avx2(const att
   }
 }
 
-/* attn_h32_kv8_d128_causal_padding_prefill__avx2: about 96 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 64 keys per tile, fully unrolled over head_dim */
-static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_prefill__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h32_kv8_d128_causal_padding_window_prefill__avx2: about 96 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 64 keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_window_prefill__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
@@ -2677,9 +2778,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_prefill__avx2(c
   if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > 64) n = 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {
@@ -2704,6 +2815,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_prefill__avx2(c
         }
       }
 
+      if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+        for (int R = 0; R < rows; ++R) {
+          const int lo = q0 + R / 4 + offset + 1 - window;
+          for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[j * mp + R] = -INFINITY;
+        }
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 8) {
         const __m256 m_old = _mm256_loadu_ps(m + r0);
@@ -2779,8 +2895,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_prefill__avx2(c
   }
 }
 
-/* attn_h32_kv8_d128_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
-static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h32_kv8_d128_causal_window_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_window_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
@@ -2871,14 +2987,24 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
   int kend = it->k1;
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 128 && vs == 128;
   const int nk = contig ? 128 : 8;
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all_v; ++r) {
@@ -2918,6 +3044,12 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
         }
       }
     }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / 4 + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[j * ms + R] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
@@ -2985,8 +3117,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
   }
 }
 
-/* attn_h32_kv8_d128_causal_padding_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
-static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h32_kv8_d128_causal_padding_window_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_window_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
@@ -3078,14 +3210,24 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
   if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 128 && vs == 128;
   const int nk = contig ? 128 : 8;
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all_v; ++r) {
@@ -3125,6 +3267,12 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
         }
       }
     }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / 4 + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[j * ms + R] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
@@ -3226,6 +3374,16 @@ ATTNGEN_HELPER float32x4_t attngen_exp_neon(float32x4_t x)
   p = vfmaq_f32(vdupq_n_f32(1.0f), p, r);
   const int32x4_t y = vaddq_s32(vreinterpretq_s32_f32(p), vshlq_n_s32(vcvtq_s32_f32(n), 23));
   return vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_s32(y), keep));
+}
+
+/* tanh(x) = sign(x) (1 - e) / (1 + e) with e = exp(-2|x|) in [0, 1]: the exp above, which never overflows here;
+ * |x| = inf gives +-1, NaN stays NaN. Logit soft-capping (softcap * tanh(s / softcap)) calls it; tests/cases.c
+ * measures its largest error against float64 tanh and states the tolerance that follows. */
+ATTNGEN_HELPER float32x4_t attngen_tanh_neon(float32x4_t x)
+{
+  const float32x4_t e = attngen_exp_neon(vmulq_f32(vabsq_f32(x), vdupq_n_f32(-2.0f)));
+  const float32x4_t t = vdivq_f32(vsubq_f32(vdupq_n_f32(1.0f), e), vaddq_f32(vdupq_n_f32(1.0f), e));
+  return vbslq_f32(vdupq_n_u32(0x80000000u), x, t); /* x's sign bit, t's magnitude */
 }
 
 /* Lanes (query rows) whose visible-key count lim is <= key j become -inf. */
@@ -3879,8 +4037,8 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256__neon(const float *restri
   }
 }
 
-/* attn_h32_kv8_d128_causal_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x8, 64 keys per tile, head_dim loops */
-static void attn_h32_kv8_d128_causal_prefill__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h32_kv8_d128_causal_window_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x8, 64 keys per tile, head_dim loops */
+static void attn_h32_kv8_d128_causal_window_prefill__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
@@ -3962,9 +4120,19 @@ static void attn_h32_kv8_d128_causal_prefill__neon(const attngen_kernel *kernel,
   int kend = it->k1;
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > 64) n = 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {
@@ -3989,6 +4157,11 @@ static void attn_h32_kv8_d128_causal_prefill__neon(const attngen_kernel *kernel,
         }
       }
 
+      if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+        for (int R = 0; R < rows; ++R) {
+          const int lo = q0 + R / 4 + offset + 1 - window;
+          for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[j * mp + R] = -INFINITY;
+        }
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 4) {
         const float32x4_t m_old = vld1q_f32(m + r0);
@@ -4064,8 +4237,8 @@ static void attn_h32_kv8_d128_causal_prefill__neon(const attngen_kernel *kernel,
   }
 }
 
-/* attn_h32_kv8_d128_causal_padding_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x8, 64 keys per tile, head_dim loops */
-static void attn_h32_kv8_d128_causal_padding_prefill__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h32_kv8_d128_causal_padding_window_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x8, 64 keys per tile, head_dim loops */
+static void attn_h32_kv8_d128_causal_padding_window_prefill__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
@@ -4148,9 +4321,19 @@ static void attn_h32_kv8_d128_causal_padding_prefill__neon(const attngen_kernel 
   if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > 64) n = 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {
@@ -4175,6 +4358,11 @@ static void attn_h32_kv8_d128_causal_padding_prefill__neon(const attngen_kernel 
         }
       }
 
+      if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+        for (int R = 0; R < rows; ++R) {
+          const int lo = q0 + R / 4 + offset + 1 - window;
+          for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[j * mp + R] = -INFINITY;
+        }
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 4) {
         const float32x4_t m_old = vld1q_f32(m + r0);
@@ -4250,8 +4438,8 @@ static void attn_h32_kv8_d128_causal_padding_prefill__neon(const attngen_kernel 
   }
 }
 
-/* attn_h32_kv8_d128_causal_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, softmax down the columns of Sᵀ, P·V 4x16, 64 keys per tile, fully unrolled over head_dim */
-static void attn_h32_kv8_d128_causal_decode__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h32_kv8_d128_causal_window_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, softmax down the columns of Sᵀ, P·V 4x16, 64 keys per tile, fully unrolled over head_dim */
+static void attn_h32_kv8_d128_causal_window_decode__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
@@ -4342,14 +4530,24 @@ static void attn_h32_kv8_d128_causal_decode__neon(const attngen_kernel *kernel, 
   int kend = it->k1;
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 128 && vs == 128;
   const int nk = contig ? 64 : 64;
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all_v; ++r) {
@@ -4389,6 +4587,12 @@ static void attn_h32_kv8_d128_causal_decode__neon(const attngen_kernel *kernel, 
         }
       }
     }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / 4 + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[j * ms + R] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
@@ -4456,8 +4660,8 @@ static void attn_h32_kv8_d128_causal_decode__neon(const attngen_kernel *kernel, 
   }
 }
 
-/* attn_h32_kv8_d128_causal_padding_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, softmax down the columns of Sᵀ, P·V 4x16, 64 keys per tile, fully unrolled over head_dim */
-static void attn_h32_kv8_d128_causal_padding_decode__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h32_kv8_d128_causal_padding_window_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, softmax down the columns of Sᵀ, P·V 4x16, 64 keys per tile, fully unrolled over head_dim */
+static void attn_h32_kv8_d128_causal_padding_window_decode__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
@@ -4549,14 +4753,24 @@ static void attn_h32_kv8_d128_causal_padding_decode__neon(const attngen_kernel *
   if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 128 && vs == 128;
   const int nk = contig ? 64 : 64;
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all_v; ++r) {
@@ -4596,6 +4810,12 @@ static void attn_h32_kv8_d128_causal_padding_decode__neon(const attngen_kernel *
         }
       }
     }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / 4 + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[j * ms + R] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
@@ -4669,6 +4889,7 @@ static void attn_h32_kv8_d128_causal_padding_decode__neon(const attngen_kernel *
 
 /* libm expf (correctly rounded to ~1 ulp); expf(-inf) is exactly 0. */
 ATTNGEN_HELPER float attngen_exp_scalar(float x) { return expf(x); }
+ATTNGEN_HELPER float attngen_tanh_scalar(float x) { return tanhf(x); }
 ATTNGEN_HELPER float attngen_maxf(float a, float b) { return a > b ? a : b; }
 
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=4 keys j and 4 query rows r (QT is the scaled Q tile,
@@ -4903,8 +5124,8 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x4_p64__scalar(const float *restri
     }
 }
 
-/* attn_h32_kv8_d128_causal_prefill__scalar: about 64 (query x group) rows per item, Q·Kᵀ 4x4 register blocks, P·V 4x4, 64 keys per tile, head_dim loops */
-static void attn_h32_kv8_d128_causal_prefill__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h32_kv8_d128_causal_window_prefill__scalar: about 64 (query x group) rows per item, Q·Kᵀ 4x4 register blocks, P·V 4x4, 64 keys per tile, head_dim loops */
+static void attn_h32_kv8_d128_causal_window_prefill__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 64; /* row stride of the Qᵀ and S tiles (largest item, padded) */
@@ -4957,9 +5178,19 @@ static void attn_h32_kv8_d128_causal_prefill__scalar(const attngen_kernel *kerne
   int kend = it->k1;
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > 64) n = 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {
@@ -4984,6 +5215,11 @@ static void attn_h32_kv8_d128_causal_prefill__scalar(const attngen_kernel *kerne
         }
       }
 
+      if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+        for (int R = 0; R < rows; ++R) {
+          const int lo = q0 + R / 4 + offset + 1 - window;
+          for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[j * mp + R] = -INFINITY;
+        }
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 1) {
         const float m_old = (*(m + r0));
@@ -5059,8 +5295,8 @@ static void attn_h32_kv8_d128_causal_prefill__scalar(const attngen_kernel *kerne
   }
 }
 
-/* attn_h32_kv8_d128_causal_padding_prefill__scalar: about 64 (query x group) rows per item, Q·Kᵀ 4x4 register blocks, P·V 4x4, 64 keys per tile, head_dim loops */
-static void attn_h32_kv8_d128_causal_padding_prefill__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h32_kv8_d128_causal_padding_window_prefill__scalar: about 64 (query x group) rows per item, Q·Kᵀ 4x4 register blocks, P·V 4x4, 64 keys per tile, head_dim loops */
+static void attn_h32_kv8_d128_causal_padding_window_prefill__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 64; /* row stride of the Qᵀ and S tiles (largest item, padded) */
@@ -5114,9 +5350,19 @@ static void attn_h32_kv8_d128_causal_padding_prefill__scalar(const attngen_kerne
   if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > 64) n = 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {
@@ -5141,6 +5387,11 @@ static void attn_h32_kv8_d128_causal_padding_prefill__scalar(const attngen_kerne
         }
       }
 
+      if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+        for (int R = 0; R < rows; ++R) {
+          const int lo = q0 + R / 4 + offset + 1 - window;
+          for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[j * mp + R] = -INFINITY;
+        }
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 1) {
         const float m_old = (*(m + r0));
@@ -5216,8 +5467,8 @@ static void attn_h32_kv8_d128_causal_padding_prefill__scalar(const attngen_kerne
   }
 }
 
-/* attn_h32_kv8_d128_causal_decode__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, P·V 4x4, 64 keys per tile, head_dim loops */
-static void attn_h32_kv8_d128_causal_decode__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h32_kv8_d128_causal_window_decode__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, P·V 4x4, 64 keys per tile, head_dim loops */
+static void attn_h32_kv8_d128_causal_window_decode__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
@@ -5306,14 +5557,24 @@ static void attn_h32_kv8_d128_causal_decode__scalar(const attngen_kernel *kernel
   int kend = it->k1;
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 128 && vs == 128;
   const int nk = contig ? 64 : 64;
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
@@ -5353,6 +5614,12 @@ static void attn_h32_kv8_d128_causal_decode__scalar(const attngen_kernel *kernel
         }
       }
     }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / 4 + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[R * ss + j] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -5416,8 +5683,8 @@ static void attn_h32_kv8_d128_causal_decode__scalar(const attngen_kernel *kernel
   }
 }
 
-/* attn_h32_kv8_d128_causal_padding_decode__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, P·V 4x4, 64 keys per tile, head_dim loops */
-static void attn_h32_kv8_d128_causal_padding_decode__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h32_kv8_d128_causal_padding_window_decode__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, P·V 4x4, 64 keys per tile, head_dim loops */
+static void attn_h32_kv8_d128_causal_padding_window_decode__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
@@ -5507,14 +5774,24 @@ static void attn_h32_kv8_d128_causal_padding_decode__scalar(const attngen_kernel
   if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 128 && vs == 128;
   const int nk = contig ? 64 : 64;
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
@@ -5554,6 +5831,12 @@ static void attn_h32_kv8_d128_causal_padding_decode__scalar(const attngen_kernel
         }
       }
     }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / 4 + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[R * ss + j] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -5617,49 +5900,49 @@ static void attn_h32_kv8_d128_causal_padding_decode__scalar(const attngen_kernel
   }
 }
 
-/* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, work cut (q_tile, kv heads per item, row stride, keys per tile,
+/* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, attention features, work cut (q_tile, kv heads per item, row stride, keys per tile,
  * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len, head split min bytes, min flop) or the
  * function computing it, kernel */
 static const attngen_kernel_info attngen_table_mistral_7b_kernels[] = {
 #if defined(__x86_64__) || defined(_M_X64)
-  { "attn_h32_kv8_d128_causal_prefill__avx512", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d128_causal_prefill__avx512 },
-  { "attn_h32_kv8_d128_causal_padding_prefill__avx512", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d128_causal_padding_prefill__avx512 },
-  { "attn_h32_kv8_d128_causal_decode__avx512", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_decode__avx512 },
-  { "attn_h32_kv8_d128_causal_padding_decode__avx512", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_padding_decode__avx512 },
+  { "attn_h32_kv8_d128_causal_window_prefill__avx512", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d128_causal_window_prefill__avx512 },
+  { "attn_h32_kv8_d128_causal_padding_window_prefill__avx512", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d128_causal_padding_window_prefill__avx512 },
+  { "attn_h32_kv8_d128_causal_window_decode__avx512", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_window_decode__avx512 },
+  { "attn_h32_kv8_d128_causal_padding_window_decode__avx512", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_padding_window_decode__avx512 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
-  { "attn_h32_kv8_d128_causal_prefill__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d128_causal_prefill__avx2 },
-  { "attn_h32_kv8_d128_causal_padding_prefill__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d128_causal_padding_prefill__avx2 },
-  { "attn_h32_kv8_d128_causal_decode__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_decode__avx2 },
-  { "attn_h32_kv8_d128_causal_padding_decode__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_padding_decode__avx2 },
+  { "attn_h32_kv8_d128_causal_window_prefill__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d128_causal_window_prefill__avx2 },
+  { "attn_h32_kv8_d128_causal_padding_window_prefill__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d128_causal_padding_window_prefill__avx2 },
+  { "attn_h32_kv8_d128_causal_window_decode__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_window_decode__avx2 },
+  { "attn_h32_kv8_d128_causal_padding_window_decode__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_padding_window_decode__avx2 },
 #endif
 #if defined(__aarch64__)
-  { "attn_h32_kv8_d128_causal_prefill__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, { 24, 1, 96, 64, 39712, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d128_causal_prefill__neon },
-  { "attn_h32_kv8_d128_causal_padding_prefill__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, { 24, 1, 96, 64, 39712, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d128_causal_padding_prefill__neon },
-  { "attn_h32_kv8_d128_causal_decode__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, { 8, 0, 32, 64, 83200, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_decode__neon },
-  { "attn_h32_kv8_d128_causal_padding_decode__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, { 8, 0, 32, 64, 83200, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_padding_decode__neon },
+  { "attn_h32_kv8_d128_causal_window_prefill__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 64, 39712, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d128_causal_window_prefill__neon },
+  { "attn_h32_kv8_d128_causal_padding_window_prefill__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 64, 39712, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d128_causal_padding_window_prefill__neon },
+  { "attn_h32_kv8_d128_causal_window_decode__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 64, 83200, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_window_decode__neon },
+  { "attn_h32_kv8_d128_causal_padding_window_decode__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 64, 83200, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_padding_window_decode__neon },
 #endif
-  { "attn_h32_kv8_d128_causal_prefill__scalar", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 16, 1, 64, 64, 29056, 1, 0, 1, 0, 17, 0, 0 }, NULL, attn_h32_kv8_d128_causal_prefill__scalar },
-  { "attn_h32_kv8_d128_causal_padding_prefill__scalar", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 16, 1, 64, 64, 29056, 1, 0, 1, 0, 17, 0, 0 }, NULL, attn_h32_kv8_d128_causal_padding_prefill__scalar },
-  { "attn_h32_kv8_d128_causal_decode__scalar", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 8, 0, 32, 64, 83200, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_decode__scalar },
-  { "attn_h32_kv8_d128_causal_padding_decode__scalar", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 8, 0, 32, 64, 83200, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_padding_decode__scalar },
-  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 0 }, NULL, NULL } /* end */
+  { "attn_h32_kv8_d128_causal_window_prefill__scalar", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 16, 1, 64, 64, 29056, 1, 0, 1, 0, 17, 0, 0 }, NULL, attn_h32_kv8_d128_causal_window_prefill__scalar },
+  { "attn_h32_kv8_d128_causal_padding_window_prefill__scalar", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 16, 1, 64, 64, 29056, 1, 0, 1, 0, 17, 0, 0 }, NULL, attn_h32_kv8_d128_causal_padding_window_prefill__scalar },
+  { "attn_h32_kv8_d128_causal_window_decode__scalar", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 64, 83200, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_window_decode__scalar },
+  { "attn_h32_kv8_d128_causal_padding_window_decode__scalar", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 64, 83200, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_padding_window_decode__scalar },
+  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL } /* end */
 };
 
 /* RoPE inverse frequencies of the 64 pairs: theta^(-2i / rotary_dim), float64, computed once by
@@ -5683,9 +5966,9 @@ static const double attngen_table_mistral_7b_inv_freq[64] = {
   0.00017782794100389227, 0.00015399265260594919, 0.0001333521432163324, 0.00011547819846894582,
 };
 
-/* ABI 7 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
- * fallback): scale, rope */
+/* ABI 8 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+ * fallback): scale, rope, attention features */
 const attngen_table attngen_table_mistral_7b = {
-  7, "mistral-7b", "0.2.0", 32, 8, 128, { 0, { ATTNGEN_ROPE_HALF, 128, attngen_table_mistral_7b_inv_freq, 10000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 } }, attngen_table_mistral_7b_kernels,
+  8, "mistral-7b", "0.2.0", 32, 8, 128, { 0, { ATTNGEN_ROPE_HALF, 128, attngen_table_mistral_7b_inv_freq, 10000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 }, { 4096, 0, 0.0f, 0.0f, NULL } }, attngen_table_mistral_7b_kernels,
   (int)(sizeof attngen_table_mistral_7b_kernels / sizeof attngen_table_mistral_7b_kernels[0]) - 1
 };

@@ -6,6 +6,7 @@
  *   masks = { "causal", "causal_padding" }, phases = { "prefill", "decode" },
  *   isas = { "avx512", "avx2", "neon", "scalar" },
  *   rope = { style = "half", theta = 10000, rotary_dim = 128 },
+ *   window = 4096,
  *   source = https://huggingface.co/mistralai/Mistral-7B-v0.1/blob/main/config.json
  */
 #ifndef ATTNGEN_MISTRAL_7B_H
@@ -20,28 +21,28 @@ extern "C" {
 /* The kernels of this file, one X(name, heads, kv_heads, head_dim, MASK, PHASE, ISA, KV_DTYPE) per line.
  * The table below is built from this list; tests and benchmarks walk the table. */
 #define ATTNGEN_MISTRAL_7B_KERNELS_AVX512(X) \
-  X(attn_h32_kv8_d128_causal_prefill__avx512, 32, 8, 128, CAUSAL, PREFILL, AVX512, F32) \
-  X(attn_h32_kv8_d128_causal_padding_prefill__avx512, 32, 8, 128, CAUSAL_PADDING, PREFILL, AVX512, F32) \
-  X(attn_h32_kv8_d128_causal_decode__avx512, 32, 8, 128, CAUSAL, DECODE, AVX512, F32) \
-  X(attn_h32_kv8_d128_causal_padding_decode__avx512, 32, 8, 128, CAUSAL_PADDING, DECODE, AVX512, F32) \
+  X(attn_h32_kv8_d128_causal_window_prefill__avx512, 32, 8, 128, CAUSAL, PREFILL, AVX512, F32) \
+  X(attn_h32_kv8_d128_causal_padding_window_prefill__avx512, 32, 8, 128, CAUSAL_PADDING, PREFILL, AVX512, F32) \
+  X(attn_h32_kv8_d128_causal_window_decode__avx512, 32, 8, 128, CAUSAL, DECODE, AVX512, F32) \
+  X(attn_h32_kv8_d128_causal_padding_window_decode__avx512, 32, 8, 128, CAUSAL_PADDING, DECODE, AVX512, F32) \
   /* end of avx512 kernels */
 #define ATTNGEN_MISTRAL_7B_KERNELS_AVX2(X) \
-  X(attn_h32_kv8_d128_causal_prefill__avx2, 32, 8, 128, CAUSAL, PREFILL, AVX2, F32) \
-  X(attn_h32_kv8_d128_causal_padding_prefill__avx2, 32, 8, 128, CAUSAL_PADDING, PREFILL, AVX2, F32) \
-  X(attn_h32_kv8_d128_causal_decode__avx2, 32, 8, 128, CAUSAL, DECODE, AVX2, F32) \
-  X(attn_h32_kv8_d128_causal_padding_decode__avx2, 32, 8, 128, CAUSAL_PADDING, DECODE, AVX2, F32) \
+  X(attn_h32_kv8_d128_causal_window_prefill__avx2, 32, 8, 128, CAUSAL, PREFILL, AVX2, F32) \
+  X(attn_h32_kv8_d128_causal_padding_window_prefill__avx2, 32, 8, 128, CAUSAL_PADDING, PREFILL, AVX2, F32) \
+  X(attn_h32_kv8_d128_causal_window_decode__avx2, 32, 8, 128, CAUSAL, DECODE, AVX2, F32) \
+  X(attn_h32_kv8_d128_causal_padding_window_decode__avx2, 32, 8, 128, CAUSAL_PADDING, DECODE, AVX2, F32) \
   /* end of avx2 kernels */
 #define ATTNGEN_MISTRAL_7B_KERNELS_NEON(X) \
-  X(attn_h32_kv8_d128_causal_prefill__neon, 32, 8, 128, CAUSAL, PREFILL, NEON, F32) \
-  X(attn_h32_kv8_d128_causal_padding_prefill__neon, 32, 8, 128, CAUSAL_PADDING, PREFILL, NEON, F32) \
-  X(attn_h32_kv8_d128_causal_decode__neon, 32, 8, 128, CAUSAL, DECODE, NEON, F32) \
-  X(attn_h32_kv8_d128_causal_padding_decode__neon, 32, 8, 128, CAUSAL_PADDING, DECODE, NEON, F32) \
+  X(attn_h32_kv8_d128_causal_window_prefill__neon, 32, 8, 128, CAUSAL, PREFILL, NEON, F32) \
+  X(attn_h32_kv8_d128_causal_padding_window_prefill__neon, 32, 8, 128, CAUSAL_PADDING, PREFILL, NEON, F32) \
+  X(attn_h32_kv8_d128_causal_window_decode__neon, 32, 8, 128, CAUSAL, DECODE, NEON, F32) \
+  X(attn_h32_kv8_d128_causal_padding_window_decode__neon, 32, 8, 128, CAUSAL_PADDING, DECODE, NEON, F32) \
   /* end of neon kernels */
 #define ATTNGEN_MISTRAL_7B_KERNELS_SCALAR(X) \
-  X(attn_h32_kv8_d128_causal_prefill__scalar, 32, 8, 128, CAUSAL, PREFILL, SCALAR, F32) \
-  X(attn_h32_kv8_d128_causal_padding_prefill__scalar, 32, 8, 128, CAUSAL_PADDING, PREFILL, SCALAR, F32) \
-  X(attn_h32_kv8_d128_causal_decode__scalar, 32, 8, 128, CAUSAL, DECODE, SCALAR, F32) \
-  X(attn_h32_kv8_d128_causal_padding_decode__scalar, 32, 8, 128, CAUSAL_PADDING, DECODE, SCALAR, F32) \
+  X(attn_h32_kv8_d128_causal_window_prefill__scalar, 32, 8, 128, CAUSAL, PREFILL, SCALAR, F32) \
+  X(attn_h32_kv8_d128_causal_padding_window_prefill__scalar, 32, 8, 128, CAUSAL_PADDING, PREFILL, SCALAR, F32) \
+  X(attn_h32_kv8_d128_causal_window_decode__scalar, 32, 8, 128, CAUSAL, DECODE, SCALAR, F32) \
+  X(attn_h32_kv8_d128_causal_padding_window_decode__scalar, 32, 8, 128, CAUSAL_PADDING, DECODE, SCALAR, F32) \
   /* end of scalar kernels */
 #define ATTNGEN_MISTRAL_7B_KERNELS(X) \
   ATTNGEN_MISTRAL_7B_KERNELS_AVX512(X) \

@@ -6,6 +6,7 @@
  *   masks = { "causal" }, phases = { "prefill", "decode" },
  *   isas = { "avx512", "avx2", "neon", "scalar" },
  *   rope = { style = "half", theta = 10000, rotary_dim = 96 },
+ *   window = 2047,
  *   source = https://huggingface.co/microsoft/Phi-3-mini-4k-instruct/blob/main/config.json
  */
 #include "attngen_phi_3_mini.h"
@@ -101,6 +102,18 @@ ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 __m512 attngen_exp_avx512(__m512 x)
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
   const __m512i y = _mm512_add_epi32(_mm512_castps_si512(p), _mm512_slli_epi32(_mm512_cvtps_epi32(n), 23));
   return _mm512_maskz_mov_ps(keep, _mm512_castsi512_ps(y));
+}
+
+/* tanh(x) = sign(x) (1 - e) / (1 + e) with e = exp(-2|x|) in [0, 1]: the exp above, which never overflows here;
+ * |x| = inf gives +-1, NaN stays NaN. Logit soft-capping (softcap * tanh(s / softcap)) calls it; tests/cases.c
+ * measures its largest error against float64 tanh and states the tolerance that follows. */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 __m512 attngen_tanh_avx512(__m512 x)
+{
+  const __m512i sign = _mm512_set1_epi32(-2147483647 - 1), xi = _mm512_castps_si512(x);
+  const __m512 ax = _mm512_castsi512_ps(_mm512_andnot_si512(sign, xi));
+  const __m512 e = attngen_exp_avx512(_mm512_mul_ps(ax, _mm512_set1_ps(-2.0f)));
+  const __m512 t = _mm512_div_ps(_mm512_sub_ps(_mm512_set1_ps(1.0f), e), _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+  return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(t), _mm512_and_si512(sign, xi)));
 }
 
 /* Lanes (query rows) whose visible-key count lim is <= key j become -inf. */
@@ -650,8 +663,8 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d96_1x128_t256__av
   }
 }
 
-/* attn_h32_kv32_d96_causal_prefill__avx512: about 96 (query x group) rows per item, Q·Kᵀ 32x8 register blocks, P·V 8x32, 80 keys per tile, fully unrolled over head_dim */
-static ATTNGEN_TARGET_AVX512 void attn_h32_kv32_d96_causal_prefill__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h32_kv32_d96_causal_window_prefill__avx512: about 96 (query x group) rows per item, Q·Kᵀ 32x8 register blocks, P·V 8x32, 80 keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX512 void attn_h32_kv32_d96_causal_window_prefill__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
@@ -733,9 +746,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv32_d96_causal_prefill__avx512(const
   int kend = it->k1;
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
 
-  for (int kt = it->k0; kt < kend; kt += 80) {
-    const int n = kend - kt < 80 ? kend - kt : 80;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > 80) n = 80;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {
@@ -760,6 +783,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv32_d96_causal_prefill__avx512(const
         }
       }
 
+      if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+        for (int R = 0; R < rows; ++R) {
+          const int lo = q0 + R / 1 + offset + 1 - window;
+          for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[j * mp + R] = -INFINITY;
+        }
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 16) {
         const __m512 m_old = _mm512_loadu_ps(m + r0);
@@ -835,8 +863,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv32_d96_causal_prefill__avx512(const
   }
 }
 
-/* attn_h32_kv32_d96_causal_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, softmax down the columns of Sᵀ, P·V 1x128, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
-static ATTNGEN_TARGET_AVX512 void attn_h32_kv32_d96_causal_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h32_kv32_d96_causal_window_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, softmax down the columns of Sᵀ, P·V 1x128, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX512 void attn_h32_kv32_d96_causal_window_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
@@ -927,14 +955,24 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv32_d96_causal_decode__avx512(const 
   int kend = it->k1;
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 96 && vs == 96;
   const int nk = contig ? 128 : 8;
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all_v; ++r) {
@@ -974,6 +1012,12 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv32_d96_causal_decode__avx512(const 
         }
       }
     }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / 1 + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[j * ms + R] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
@@ -1107,6 +1151,17 @@ ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_exp_avx2(__m256 x)
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
   const __m256i y = _mm256_add_epi32(_mm256_castps_si256(p), _mm256_slli_epi32(_mm256_cvtps_epi32(n), 23));
   return _mm256_and_ps(_mm256_castsi256_ps(y), keep);
+}
+
+/* tanh(x) = sign(x) (1 - e) / (1 + e) with e = exp(-2|x|) in [0, 1]: the exp above, which never overflows here;
+ * |x| = inf gives +-1, NaN stays NaN. Logit soft-capping (softcap * tanh(s / softcap)) calls it; tests/cases.c
+ * measures its largest error against float64 tanh and states the tolerance that follows. */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_tanh_avx2(__m256 x)
+{
+  const __m256 sign = _mm256_set1_ps(-0.0f), ax = _mm256_andnot_ps(sign, x);
+  const __m256 e = attngen_exp_avx2(_mm256_mul_ps(ax, _mm256_set1_ps(-2.0f)));
+  const __m256 t = _mm256_div_ps(_mm256_sub_ps(_mm256_set1_ps(1.0f), e), _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+  return _mm256_or_ps(t, _mm256_and_ps(sign, x));
 }
 
 /* Lanes (query rows) whose visible-key count lim is <= key j become -inf. */
@@ -1557,8 +1612,8 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d96_1x64_t256__avx2(
   }
 }
 
-/* attn_h32_kv32_d96_causal_prefill__avx2: about 96 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 80 keys per tile, fully unrolled over head_dim */
-static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_prefill__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h32_kv32_d96_causal_window_prefill__avx2: about 96 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 80 keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_window_prefill__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
@@ -1640,9 +1695,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_prefill__avx2(const att
   int kend = it->k1;
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
 
-  for (int kt = it->k0; kt < kend; kt += 80) {
-    const int n = kend - kt < 80 ? kend - kt : 80;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > 80) n = 80;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {
@@ -1667,6 +1732,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_prefill__avx2(const att
         }
       }
 
+      if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+        for (int R = 0; R < rows; ++R) {
+          const int lo = q0 + R / 1 + offset + 1 - window;
+          for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[j * mp + R] = -INFINITY;
+        }
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 8) {
         const __m256 m_old = _mm256_loadu_ps(m + r0);
@@ -1742,8 +1812,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_prefill__avx2(const att
   }
 }
 
-/* attn_h32_kv32_d96_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, softmax down the columns of Sᵀ, P·V 1x64, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
-static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h32_kv32_d96_causal_window_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, softmax down the columns of Sᵀ, P·V 1x64, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_window_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
@@ -1834,14 +1904,24 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_decode__avx2(const attn
   int kend = it->k1;
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 96 && vs == 96;
   const int nk = contig ? 128 : 8;
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all_v; ++r) {
@@ -1881,6 +1961,12 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_decode__avx2(const attn
         }
       }
     }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / 1 + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[j * ms + R] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
@@ -1982,6 +2068,16 @@ ATTNGEN_HELPER float32x4_t attngen_exp_neon(float32x4_t x)
   p = vfmaq_f32(vdupq_n_f32(1.0f), p, r);
   const int32x4_t y = vaddq_s32(vreinterpretq_s32_f32(p), vshlq_n_s32(vcvtq_s32_f32(n), 23));
   return vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_s32(y), keep));
+}
+
+/* tanh(x) = sign(x) (1 - e) / (1 + e) with e = exp(-2|x|) in [0, 1]: the exp above, which never overflows here;
+ * |x| = inf gives +-1, NaN stays NaN. Logit soft-capping (softcap * tanh(s / softcap)) calls it; tests/cases.c
+ * measures its largest error against float64 tanh and states the tolerance that follows. */
+ATTNGEN_HELPER float32x4_t attngen_tanh_neon(float32x4_t x)
+{
+  const float32x4_t e = attngen_exp_neon(vmulq_f32(vabsq_f32(x), vdupq_n_f32(-2.0f)));
+  const float32x4_t t = vdivq_f32(vsubq_f32(vdupq_n_f32(1.0f), e), vaddq_f32(vdupq_n_f32(1.0f), e));
+  return vbslq_f32(vdupq_n_u32(0x80000000u), x, t); /* x's sign bit, t's magnitude */
 }
 
 /* Lanes (query rows) whose visible-key count lim is <= key j become -inf. */
@@ -2842,8 +2938,8 @@ static ATTNGEN_NOINLINE void attngen_pv_d96_1x48_p72__neon(const float *restrict
   }
 }
 
-/* attn_h32_kv32_d96_causal_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x8, 80 keys per tile, head_dim loops */
-static void attn_h32_kv32_d96_causal_prefill__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h32_kv32_d96_causal_window_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x8, 80 keys per tile, head_dim loops */
+static void attn_h32_kv32_d96_causal_window_prefill__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
@@ -2925,9 +3021,19 @@ static void attn_h32_kv32_d96_causal_prefill__neon(const attngen_kernel *kernel,
   int kend = it->k1;
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
 
-  for (int kt = it->k0; kt < kend; kt += 80) {
-    const int n = kend - kt < 80 ? kend - kt : 80;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > 80) n = 80;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {
@@ -2952,6 +3058,11 @@ static void attn_h32_kv32_d96_causal_prefill__neon(const attngen_kernel *kernel,
         }
       }
 
+      if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+        for (int R = 0; R < rows; ++R) {
+          const int lo = q0 + R / 1 + offset + 1 - window;
+          for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[j * mp + R] = -INFINITY;
+        }
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 4) {
         const float32x4_t m_old = vld1q_f32(m + r0);
@@ -3027,8 +3138,8 @@ static void attn_h32_kv32_d96_causal_prefill__neon(const attngen_kernel *kernel,
   }
 }
 
-/* attn_h32_kv32_d96_causal_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 1x12 dot products, P·V 1x48, 64 keys per tile, fully unrolled over head_dim */
-static void attn_h32_kv32_d96_causal_decode__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h32_kv32_d96_causal_window_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 1x12 dot products, P·V 1x48, 64 keys per tile, fully unrolled over head_dim */
+static void attn_h32_kv32_d96_causal_window_decode__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
@@ -3117,14 +3228,24 @@ static void attn_h32_kv32_d96_causal_decode__neon(const attngen_kernel *kernel, 
   int kend = it->k1;
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 96 && vs == 96;
   const int nk = contig ? 64 : 64;
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
@@ -3164,6 +3285,12 @@ static void attn_h32_kv32_d96_causal_decode__neon(const attngen_kernel *kernel, 
         }
       }
     }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / 1 + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[R * ss + j] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -3233,6 +3360,7 @@ static void attn_h32_kv32_d96_causal_decode__neon(const attngen_kernel *kernel, 
 
 /* libm expf (correctly rounded to ~1 ulp); expf(-inf) is exactly 0. */
 ATTNGEN_HELPER float attngen_exp_scalar(float x) { return expf(x); }
+ATTNGEN_HELPER float attngen_tanh_scalar(float x) { return tanhf(x); }
 ATTNGEN_HELPER float attngen_maxf(float a, float b) { return a > b ? a : b; }
 
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=4 keys j and 4 query rows r (QT is the scaled Q tile,
@@ -3434,8 +3562,8 @@ static ATTNGEN_NOINLINE void attngen_pv_d96_1x8_p64__scalar(const float *restric
     }
 }
 
-/* attn_h32_kv32_d96_causal_prefill__scalar: about 64 (query x group) rows per item, Q·Kᵀ 4x4 register blocks, P·V 4x4, 80 keys per tile, head_dim loops */
-static void attn_h32_kv32_d96_causal_prefill__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h32_kv32_d96_causal_window_prefill__scalar: about 64 (query x group) rows per item, Q·Kᵀ 4x4 register blocks, P·V 4x4, 80 keys per tile, head_dim loops */
+static void attn_h32_kv32_d96_causal_window_prefill__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 64; /* row stride of the Qᵀ and S tiles (largest item, padded) */
@@ -3488,9 +3616,19 @@ static void attn_h32_kv32_d96_causal_prefill__scalar(const attngen_kernel *kerne
   int kend = it->k1;
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
 
-  for (int kt = it->k0; kt < kend; kt += 80) {
-    const int n = kend - kt < 80 ? kend - kt : 80;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > 80) n = 80;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {
@@ -3515,6 +3653,11 @@ static void attn_h32_kv32_d96_causal_prefill__scalar(const attngen_kernel *kerne
         }
       }
 
+      if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+        for (int R = 0; R < rows; ++R) {
+          const int lo = q0 + R / 1 + offset + 1 - window;
+          for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[j * mp + R] = -INFINITY;
+        }
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 1) {
         const float m_old = (*(m + r0));
@@ -3590,8 +3733,8 @@ static void attn_h32_kv32_d96_causal_prefill__scalar(const attngen_kernel *kerne
   }
 }
 
-/* attn_h32_kv32_d96_causal_decode__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, P·V 1x8, 64 keys per tile, head_dim loops */
-static void attn_h32_kv32_d96_causal_decode__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+/* attn_h32_kv32_d96_causal_window_decode__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, P·V 1x8, 64 keys per tile, head_dim loops */
+static void attn_h32_kv32_d96_causal_window_decode__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
@@ -3680,14 +3823,24 @@ static void attn_h32_kv32_d96_causal_decode__scalar(const attngen_kernel *kernel
   int kend = it->k1;
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 96 && vs == 96;
   const int nk = contig ? 64 : 64;
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
@@ -3727,6 +3880,12 @@ static void attn_h32_kv32_d96_causal_decode__scalar(const attngen_kernel *kernel
         }
       }
     }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / 1 + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[R * ss + j] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -3790,33 +3949,33 @@ static void attn_h32_kv32_d96_causal_decode__scalar(const attngen_kernel *kernel
   }
 }
 
-/* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, work cut (q_tile, kv heads per item, row stride, keys per tile,
+/* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, attention features, work cut (q_tile, kv heads per item, row stride, keys per tile,
  * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len, head split min bytes, min flop) or the
  * function computing it, kernel */
 static const attngen_kernel_info attngen_table_phi_3_mini_kernels[] = {
 #if defined(__x86_64__) || defined(_M_X64)
-  { "attn_h32_kv32_d96_causal_prefill__avx512", 32, 32, 96, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, { 96, 1, 96, 80, 34368, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h32_kv32_d96_causal_prefill__avx512 },
-  { "attn_h32_kv32_d96_causal_decode__avx512", 32, 32, 96, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, { 8, 0, 8, 8, 83200, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv32_d96_causal_decode__avx512 },
+  { "attn_h32_kv32_d96_causal_window_prefill__avx512", 32, 32, 96, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 96, 1, 96, 80, 34368, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h32_kv32_d96_causal_window_prefill__avx512 },
+  { "attn_h32_kv32_d96_causal_window_decode__avx512", 32, 32, 96, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 8, 8, 83200, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv32_d96_causal_window_decode__avx512 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
-  { "attn_h32_kv32_d96_causal_prefill__avx2", 32, 32, 96, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 96, 1, 96, 80, 34368, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h32_kv32_d96_causal_prefill__avx2 },
-  { "attn_h32_kv32_d96_causal_decode__avx2", 32, 32, 96, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 8, 0, 8, 8, 83200, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv32_d96_causal_decode__avx2 },
+  { "attn_h32_kv32_d96_causal_window_prefill__avx2", 32, 32, 96, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 96, 1, 96, 80, 34368, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h32_kv32_d96_causal_window_prefill__avx2 },
+  { "attn_h32_kv32_d96_causal_window_decode__avx2", 32, 32, 96, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 8, 8, 83200, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv32_d96_causal_window_decode__avx2 },
 #endif
 #if defined(__aarch64__)
-  { "attn_h32_kv32_d96_causal_prefill__neon", 32, 32, 96, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, { 96, 1, 96, 80, 34368, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h32_kv32_d96_causal_prefill__neon },
-  { "attn_h32_kv32_d96_causal_decode__neon", 32, 32, 96, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, { 8, 0, 8, 64, 68864, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv32_d96_causal_decode__neon },
+  { "attn_h32_kv32_d96_causal_window_prefill__neon", 32, 32, 96, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 96, 1, 96, 80, 34368, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h32_kv32_d96_causal_window_prefill__neon },
+  { "attn_h32_kv32_d96_causal_window_decode__neon", 32, 32, 96, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 8, 64, 68864, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv32_d96_causal_window_decode__neon },
 #endif
-  { "attn_h32_kv32_d96_causal_prefill__scalar", 32, 32, 96, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 64, 1, 64, 80, 25472, 1, 0, 1, 0, 65, 0, 0 }, NULL, attn_h32_kv32_d96_causal_prefill__scalar },
-  { "attn_h32_kv32_d96_causal_decode__scalar", 32, 32, 96, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 8, 0, 8, 64, 66816, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv32_d96_causal_decode__scalar },
-  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 0 }, NULL, NULL } /* end */
+  { "attn_h32_kv32_d96_causal_window_prefill__scalar", 32, 32, 96, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 64, 1, 64, 80, 25472, 1, 0, 1, 0, 65, 0, 0 }, NULL, attn_h32_kv32_d96_causal_window_prefill__scalar },
+  { "attn_h32_kv32_d96_causal_window_decode__scalar", 32, 32, 96, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 8, 64, 66816, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv32_d96_causal_window_decode__scalar },
+  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL } /* end */
 };
 
 /* RoPE inverse frequencies of the 48 pairs: theta^(-2i / rotary_dim), float64, computed once by
@@ -3836,9 +3995,9 @@ static const double attngen_table_phi_3_mini_inv_freq[48] = {
   0.00021544346900318845, 0.00017782794100389227, 0.00014677992676220689, 0.00012115276586285887,
 };
 
-/* ABI 7 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
- * fallback): scale, rope */
+/* ABI 8 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+ * fallback): scale, rope, attention features */
 const attngen_table attngen_table_phi_3_mini = {
-  7, "phi-3-mini", "0.2.0", 32, 32, 96, { 0, { ATTNGEN_ROPE_HALF, 96, attngen_table_phi_3_mini_inv_freq, 10000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 } }, attngen_table_phi_3_mini_kernels,
+  8, "phi-3-mini", "0.2.0", 32, 32, 96, { 0, { ATTNGEN_ROPE_HALF, 96, attngen_table_phi_3_mini_inv_freq, 10000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 }, { 2047, 0, 0.0f, 0.0f, NULL } }, attngen_table_phi_3_mini_kernels,
   (int)(sizeof attngen_table_phi_3_mini_kernels / sizeof attngen_table_phi_3_mini_kernels[0]) - 1
 };

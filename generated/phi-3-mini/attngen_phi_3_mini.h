@@ -6,6 +6,7 @@
  *   masks = { "causal" }, phases = { "prefill", "decode" },
  *   isas = { "avx512", "avx2", "neon", "scalar" },
  *   rope = { style = "half", theta = 10000, rotary_dim = 96 },
+ *   window = 2047,
  *   source = https://huggingface.co/microsoft/Phi-3-mini-4k-instruct/blob/main/config.json
  */
 #ifndef ATTNGEN_PHI_3_MINI_H
@@ -20,20 +21,20 @@ extern "C" {
 /* The kernels of this file, one X(name, heads, kv_heads, head_dim, MASK, PHASE, ISA, KV_DTYPE) per line.
  * The table below is built from this list; tests and benchmarks walk the table. */
 #define ATTNGEN_PHI_3_MINI_KERNELS_AVX512(X) \
-  X(attn_h32_kv32_d96_causal_prefill__avx512, 32, 32, 96, CAUSAL, PREFILL, AVX512, F32) \
-  X(attn_h32_kv32_d96_causal_decode__avx512, 32, 32, 96, CAUSAL, DECODE, AVX512, F32) \
+  X(attn_h32_kv32_d96_causal_window_prefill__avx512, 32, 32, 96, CAUSAL, PREFILL, AVX512, F32) \
+  X(attn_h32_kv32_d96_causal_window_decode__avx512, 32, 32, 96, CAUSAL, DECODE, AVX512, F32) \
   /* end of avx512 kernels */
 #define ATTNGEN_PHI_3_MINI_KERNELS_AVX2(X) \
-  X(attn_h32_kv32_d96_causal_prefill__avx2, 32, 32, 96, CAUSAL, PREFILL, AVX2, F32) \
-  X(attn_h32_kv32_d96_causal_decode__avx2, 32, 32, 96, CAUSAL, DECODE, AVX2, F32) \
+  X(attn_h32_kv32_d96_causal_window_prefill__avx2, 32, 32, 96, CAUSAL, PREFILL, AVX2, F32) \
+  X(attn_h32_kv32_d96_causal_window_decode__avx2, 32, 32, 96, CAUSAL, DECODE, AVX2, F32) \
   /* end of avx2 kernels */
 #define ATTNGEN_PHI_3_MINI_KERNELS_NEON(X) \
-  X(attn_h32_kv32_d96_causal_prefill__neon, 32, 32, 96, CAUSAL, PREFILL, NEON, F32) \
-  X(attn_h32_kv32_d96_causal_decode__neon, 32, 32, 96, CAUSAL, DECODE, NEON, F32) \
+  X(attn_h32_kv32_d96_causal_window_prefill__neon, 32, 32, 96, CAUSAL, PREFILL, NEON, F32) \
+  X(attn_h32_kv32_d96_causal_window_decode__neon, 32, 32, 96, CAUSAL, DECODE, NEON, F32) \
   /* end of neon kernels */
 #define ATTNGEN_PHI_3_MINI_KERNELS_SCALAR(X) \
-  X(attn_h32_kv32_d96_causal_prefill__scalar, 32, 32, 96, CAUSAL, PREFILL, SCALAR, F32) \
-  X(attn_h32_kv32_d96_causal_decode__scalar, 32, 32, 96, CAUSAL, DECODE, SCALAR, F32) \
+  X(attn_h32_kv32_d96_causal_window_prefill__scalar, 32, 32, 96, CAUSAL, PREFILL, SCALAR, F32) \
+  X(attn_h32_kv32_d96_causal_window_decode__scalar, 32, 32, 96, CAUSAL, DECODE, SCALAR, F32) \
   /* end of scalar kernels */
 #define ATTNGEN_PHI_3_MINI_KERNELS(X) \
   ATTNGEN_PHI_3_MINI_KERNELS_AVX512(X) \

@@ -99,6 +99,18 @@ ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 __m512 attngen_exp_avx512(__m512 x)
   return _mm512_maskz_mov_ps(keep, _mm512_castsi512_ps(y));
 }
 
+/* tanh(x) = sign(x) (1 - e) / (1 + e) with e = exp(-2|x|) in [0, 1]: the exp above, which never overflows here;
+ * |x| = inf gives +-1, NaN stays NaN. Logit soft-capping (softcap * tanh(s / softcap)) calls it; tests/cases.c
+ * measures its largest error against float64 tanh and states the tolerance that follows. */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 __m512 attngen_tanh_avx512(__m512 x)
+{
+  const __m512i sign = _mm512_set1_epi32(-2147483647 - 1), xi = _mm512_castps_si512(x);
+  const __m512 ax = _mm512_castsi512_ps(_mm512_andnot_si512(sign, xi));
+  const __m512 e = attngen_exp_avx512(_mm512_mul_ps(ax, _mm512_set1_ps(-2.0f)));
+  const __m512 t = _mm512_div_ps(_mm512_sub_ps(_mm512_set1_ps(1.0f), e), _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+  return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(t), _mm512_and_si512(sign, xi)));
+}
+
 /* Lanes (query rows) whose visible-key count lim is <= key j become -inf. */
 ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 __m512 attngen_mask_avx512(__m512 v, int j, __m512 lim)
 {
@@ -1713,7 +1725,7 @@ static void attn_generic_prefill__avx512__work(const attngen_shape *shape, attng
   w->kv_heads_per_item = 1;
   w->row_stride = attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32);
   w->keys_per_tile = 64;
-  w->scratch_floats = attngen_round_up(64 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32)), 16) + attngen_round_up(64 * (attngen_round_up(d, 16)), 16) + 4 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32)) + 2 * (attngen_round_up((attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32)) * (attngen_round_up(d, 16)), 16)) + attngen_round_up(2 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32)), 16);
+  w->scratch_floats = attngen_round_up(64 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32)), 16) + attngen_round_up(64 * (attngen_round_up(d, 16)), 16) + 6 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32)) + 2 * (attngen_round_up((attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32)) * (attngen_round_up(d, 16)), 16)) + attngen_round_up(2 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32)), 16);
   w->split_max = 1;
   w->split_min_keys = 0;
   w->split_align = 1;
@@ -1743,7 +1755,9 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_prefill__avx512(const attngen_ker
   float *restrict alpha = scratch + attngen_round_up(64 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32)), 16) + attngen_round_up(64 * (attngen_round_up(d, 16)), 16); /* rescale per row */
   float *restrict lim = scratch + attngen_round_up(64 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32)), 16) + attngen_round_up(64 * (attngen_round_up(d, 16)), 16) + attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32); /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + attngen_round_up(64 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32)), 16) + attngen_round_up(64 * (attngen_round_up(d, 16)), 16) + 2 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32))); /* exclusive key limit per row */
-  float *restrict state = scratch + attngen_round_up(64 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32)), 16) + attngen_round_up(64 * (attngen_round_up(d, 16)), 16) + 4 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32)); /* per kv head: Q tile, O, max, sum */
+  float *restrict slope = scratch + attngen_round_up(64 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32)), 16) + attngen_round_up(64 * (attngen_round_up(d, 16)), 16) + 4 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32)); /* ALiBi: each row's slope and position */
+  float *restrict qpos = scratch + attngen_round_up(64 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32)), 16) + attngen_round_up(64 * (attngen_round_up(d, 16)), 16) + 5 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32));
+  float *restrict state = scratch + attngen_round_up(64 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32)), 16) + attngen_round_up(64 * (attngen_round_up(d, 16)), 16) + 6 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32)); /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 2 * (attngen_round_up((attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32)) * (attngen_round_up(d, 16)), 16)) + attngen_round_up(2 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32)), 16);
   const ptrdiff_t q_floats = attngen_round_up((attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32)) * (attngen_round_up(d, 16)), 16);
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -1811,9 +1825,28 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_prefill__avx512(const attngen_ker
   if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+  if (a->alibi_slopes) { /* ALiBi: each row's slope (of its q head) and position, as floats (exact below 2^24) */
+    for (int R = 0; R < rows_qk; ++R) {
+      const int hh = 0, r = R; /* a prefill item holds one kv head */
+      const int live = hh < nh && r < rows;
+      slope[R] = live ? a->alibi_slopes[(it->kvh0 + hh) * g + r % g] : 0.0f;
+      qpos[R] = live ? (float)(q0 + r / g + it->causal_offset) : 0.0f;
+    }
+  }
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > 64) n = 64;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {
@@ -1838,6 +1871,23 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_prefill__avx512(const attngen_ker
         }
       }
 
+      if (softcap > 0.0f) { /* soft-cap: s = softcap * tanh(s / softcap) */
+        const __m512 cap = _mm512_set1_ps(softcap), inv_cap = _mm512_set1_ps(1.0f / softcap);
+        for (int j = 0; j < n; ++j)
+          for (int R = 0; R < rows_qk; R += 16) _mm512_storeu_ps(st + j * mp + R, _mm512_mul_ps(cap, attngen_tanh_avx512(_mm512_mul_ps(_mm512_loadu_ps(st + j * mp + R), inv_cap))));
+      }
+      if (a->alibi_slopes) { /* ALiBi: s += slope of the row's head * (key - the row's position) */
+        for (int j = 0; j < n; ++j) {
+          const __m512 key = _mm512_set1_ps((float)(kt + j));
+          for (int R = 0; R < rows_qk; R += 16)
+            _mm512_storeu_ps(st + j * mp + R, _mm512_fmadd_ps(_mm512_loadu_ps(slope + R), _mm512_sub_ps(key, _mm512_loadu_ps(qpos + R)), _mm512_loadu_ps(st + j * mp + R)));
+        }
+      }
+      if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+        for (int R = 0; R < rows; ++R) {
+          const int lo = q0 + R / g + offset + 1 - window;
+          for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[j * mp + R] = -INFINITY;
+        }
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 16) {
         const __m512 m_old = _mm512_loadu_ps(m + r0);
@@ -1893,6 +1943,20 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_prefill__avx512(const attngen_ker
     }
   }
 
+  /* Sink logits join the denominator once: here, or in the split-KV merge (an item writing partials skips them). */
+  if (a->sinks && !it->max_sum)
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      for (int r = 0; r < rows; ++r) {
+        const float sink = a->sinks[(it->kvh0 + hh) * g + r % g], m_new = attngen_maxf_(m[r], sink);
+        if (m_new == -INFINITY) continue; /* no key seen and a -inf sink: nothing joins */
+        const float keep = expf(m[r] - m_new); /* 0 for a row that saw no key */
+        l[r] = l[r] * keep + expf(sink - m_new);
+        m[r] = m_new;
+        for (int c = 0; c < d; ++c) ot[r * dp + c] *= keep;
+      }
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
@@ -1926,7 +1990,7 @@ static void attn_generic_decode__avx512__work(const attngen_shape *shape, attnge
   w->kv_heads_per_item = 0;
   w->row_stride = attngen_round_up(g * 8, 4);
   w->keys_per_tile = ((kvh * d) >= 512 ? 8 : 128);
-  w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 16)), 16)));
+  w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 16)), 16)));
   w->split_max = 8;
   w->split_min_keys = 512;
   w->split_align = 256;
@@ -1956,7 +2020,9 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode__avx512(const attngen_kern
   float *restrict alpha = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
   float *restrict lim = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
-  float *restrict state = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  float *restrict slope = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* ALiBi: each row's slope and position */
+  float *restrict qpos = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 6 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16));
+  float *restrict state = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -2030,14 +2096,33 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode__avx512(const attngen_kern
   if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+  if (a->alibi_slopes) { /* ALiBi: each row's slope (of its q head) and position, as floats (exact below 2^24) */
+    for (int R = 0; R < rows_all; ++R) {
+      const int hh = R / rows_pv, r = R % rows_pv;
+      const int live = hh < nh && r < rows;
+      slope[R] = live ? a->alibi_slopes[(it->kvh0 + hh) * g + r % g] : 0.0f;
+      qpos[R] = live ? (float)(q0 + r / g + it->causal_offset) : 0.0f;
+    }
+  }
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of ((kvh * d) >= 512 ? 8 : 128), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
   const int nk = contig ? 128 : ((kvh * d) >= 512 ? 8 : 128);
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
@@ -2087,6 +2172,21 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode__avx512(const attngen_kern
         }
       }
     }
+    if (softcap > 0.0f) { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const __m512 cap = _mm512_set1_ps(softcap), inv_cap = _mm512_set1_ps(1.0f / softcap);
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; j += 16) _mm512_storeu_ps(st + R * ss + j, _mm512_mul_ps(cap, attngen_tanh_avx512(_mm512_mul_ps(_mm512_loadu_ps(st + R * ss + j), inv_cap))));
+    }
+    if (a->alibi_slopes) { /* ALiBi: s += slope of the row's head * (key - the row's position) */
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; ++j) st[R * ss + j] += slope[R] * ((float)(kt + j) - qpos[R]);
+    }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / g + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[R * ss + j] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -2130,6 +2230,20 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode__avx512(const attngen_kern
     }
   }
 
+  /* Sink logits join the denominator once: here, or in the split-KV merge (an item writing partials skips them). */
+  if (a->sinks && !it->max_sum)
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+      for (int r = 0; r < rows; ++r) {
+        const float sink = a->sinks[(it->kvh0 + hh) * g + r % g], m_new = attngen_maxf_(m[r], sink);
+        if (m_new == -INFINITY) continue; /* no key seen and a -inf sink: nothing joins */
+        const float keep = expf(m[r] - m_new); /* 0 for a row that saw no key */
+        l[r] = l[r] * keep + expf(sink - m_new);
+        m[r] = m_new;
+        for (int c = 0; c < d; ++c) ot[r * dp + c] *= keep;
+      }
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
@@ -2163,7 +2277,7 @@ static void attn_generic_decode_f16__avx512__work(const attngen_shape *shape, at
   w->kv_heads_per_item = 0;
   w->row_stride = attngen_round_up(g * 8, 4);
   w->keys_per_tile = ((kvh * d) >= 1024 ? 8 : 128);
-  w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 16)), 16)));
+  w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 16)), 16)));
   w->split_max = 8;
   w->split_min_keys = 512;
   w->split_align = 256;
@@ -2193,7 +2307,9 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_f16__avx512(const attngen_
   float *restrict alpha = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
   float *restrict lim = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
-  float *restrict state = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  float *restrict slope = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* ALiBi: each row's slope and position */
+  float *restrict qpos = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 6 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16));
+  float *restrict state = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -2267,14 +2383,33 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_f16__avx512(const attngen_
   if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+  if (a->alibi_slopes) { /* ALiBi: each row's slope (of its q head) and position, as floats (exact below 2^24) */
+    for (int R = 0; R < rows_all; ++R) {
+      const int hh = R / rows_pv, r = R % rows_pv;
+      const int live = hh < nh && r < rows;
+      slope[R] = live ? a->alibi_slopes[(it->kvh0 + hh) * g + r % g] : 0.0f;
+      qpos[R] = live ? (float)(q0 + r / g + it->causal_offset) : 0.0f;
+    }
+  }
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of ((kvh * d) >= 1024 ? 8 : 128), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
   const int nk = contig ? 128 : ((kvh * d) >= 1024 ? 8 : 128);
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
@@ -2324,6 +2459,21 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_f16__avx512(const attngen_
         }
       }
     }
+    if (softcap > 0.0f) { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const __m512 cap = _mm512_set1_ps(softcap), inv_cap = _mm512_set1_ps(1.0f / softcap);
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; j += 16) _mm512_storeu_ps(st + R * ss + j, _mm512_mul_ps(cap, attngen_tanh_avx512(_mm512_mul_ps(_mm512_loadu_ps(st + R * ss + j), inv_cap))));
+    }
+    if (a->alibi_slopes) { /* ALiBi: s += slope of the row's head * (key - the row's position) */
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; ++j) st[R * ss + j] += slope[R] * ((float)(kt + j) - qpos[R]);
+    }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / g + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[R * ss + j] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -2367,6 +2517,20 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_f16__avx512(const attngen_
     }
   }
 
+  /* Sink logits join the denominator once: here, or in the split-KV merge (an item writing partials skips them). */
+  if (a->sinks && !it->max_sum)
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+      for (int r = 0; r < rows; ++r) {
+        const float sink = a->sinks[(it->kvh0 + hh) * g + r % g], m_new = attngen_maxf_(m[r], sink);
+        if (m_new == -INFINITY) continue; /* no key seen and a -inf sink: nothing joins */
+        const float keep = expf(m[r] - m_new); /* 0 for a row that saw no key */
+        l[r] = l[r] * keep + expf(sink - m_new);
+        m[r] = m_new;
+        for (int c = 0; c < d; ++c) ot[r * dp + c] *= keep;
+      }
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
@@ -2400,7 +2564,7 @@ static void attn_generic_decode_bf16__avx512__work(const attngen_shape *shape, a
   w->kv_heads_per_item = 0;
   w->row_stride = attngen_round_up(g * 8, 4);
   w->keys_per_tile = ((kvh * d) >= 1024 ? 8 : 128);
-  w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 16)), 16)));
+  w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 16)), 16)));
   w->split_max = 8;
   w->split_min_keys = 512;
   w->split_align = 256;
@@ -2430,7 +2594,9 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_bf16__avx512(const attngen
   float *restrict alpha = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
   float *restrict lim = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
-  float *restrict state = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  float *restrict slope = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* ALiBi: each row's slope and position */
+  float *restrict qpos = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 6 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16));
+  float *restrict state = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -2504,14 +2670,33 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_bf16__avx512(const attngen
   if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+  if (a->alibi_slopes) { /* ALiBi: each row's slope (of its q head) and position, as floats (exact below 2^24) */
+    for (int R = 0; R < rows_all; ++R) {
+      const int hh = R / rows_pv, r = R % rows_pv;
+      const int live = hh < nh && r < rows;
+      slope[R] = live ? a->alibi_slopes[(it->kvh0 + hh) * g + r % g] : 0.0f;
+      qpos[R] = live ? (float)(q0 + r / g + it->causal_offset) : 0.0f;
+    }
+  }
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of ((kvh * d) >= 1024 ? 8 : 128), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
   const int nk = contig ? 128 : ((kvh * d) >= 1024 ? 8 : 128);
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
@@ -2561,6 +2746,21 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_bf16__avx512(const attngen
         }
       }
     }
+    if (softcap > 0.0f) { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const __m512 cap = _mm512_set1_ps(softcap), inv_cap = _mm512_set1_ps(1.0f / softcap);
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; j += 16) _mm512_storeu_ps(st + R * ss + j, _mm512_mul_ps(cap, attngen_tanh_avx512(_mm512_mul_ps(_mm512_loadu_ps(st + R * ss + j), inv_cap))));
+    }
+    if (a->alibi_slopes) { /* ALiBi: s += slope of the row's head * (key - the row's position) */
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; ++j) st[R * ss + j] += slope[R] * ((float)(kt + j) - qpos[R]);
+    }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / g + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[R * ss + j] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -2604,6 +2804,20 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_bf16__avx512(const attngen
     }
   }
 
+  /* Sink logits join the denominator once: here, or in the split-KV merge (an item writing partials skips them). */
+  if (a->sinks && !it->max_sum)
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+      for (int r = 0; r < rows; ++r) {
+        const float sink = a->sinks[(it->kvh0 + hh) * g + r % g], m_new = attngen_maxf_(m[r], sink);
+        if (m_new == -INFINITY) continue; /* no key seen and a -inf sink: nothing joins */
+        const float keep = expf(m[r] - m_new); /* 0 for a row that saw no key */
+        l[r] = l[r] * keep + expf(sink - m_new);
+        m[r] = m_new;
+        for (int c = 0; c < d; ++c) ot[r * dp + c] *= keep;
+      }
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
@@ -2637,7 +2851,7 @@ static void attn_generic_decode_int8__avx512__work(const attngen_shape *shape, a
   w->kv_heads_per_item = 0;
   w->row_stride = attngen_round_up(g * 8, 4);
   w->keys_per_tile = ((kvh * d) >= 2048 ? 8 : 128);
-  w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 16)), 16)));
+  w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 16)), 16)));
   w->split_max = 8;
   w->split_min_keys = 512;
   w->split_align = 256;
@@ -2667,7 +2881,9 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8__avx512(const attngen
   float *restrict alpha = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
   float *restrict lim = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
-  float *restrict state = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  float *restrict slope = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* ALiBi: each row's slope and position */
+  float *restrict qpos = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 6 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16));
+  float *restrict state = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -2741,14 +2957,33 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8__avx512(const attngen
   if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+  if (a->alibi_slopes) { /* ALiBi: each row's slope (of its q head) and position, as floats (exact below 2^24) */
+    for (int R = 0; R < rows_all; ++R) {
+      const int hh = R / rows_pv, r = R % rows_pv;
+      const int live = hh < nh && r < rows;
+      slope[R] = live ? a->alibi_slopes[(it->kvh0 + hh) * g + r % g] : 0.0f;
+      qpos[R] = live ? (float)(q0 + r / g + it->causal_offset) : 0.0f;
+    }
+  }
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of ((kvh * d) >= 2048 ? 8 : 128), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
   const int nk = contig ? 128 : ((kvh * d) >= 2048 ? 8 : 128);
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
@@ -2808,6 +3043,21 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8__avx512(const attngen
         }
       }
     }
+    if (softcap > 0.0f) { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const __m512 cap = _mm512_set1_ps(softcap), inv_cap = _mm512_set1_ps(1.0f / softcap);
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; j += 16) _mm512_storeu_ps(st + R * ss + j, _mm512_mul_ps(cap, attngen_tanh_avx512(_mm512_mul_ps(_mm512_loadu_ps(st + R * ss + j), inv_cap))));
+    }
+    if (a->alibi_slopes) { /* ALiBi: s += slope of the row's head * (key - the row's position) */
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; ++j) st[R * ss + j] += slope[R] * ((float)(kt + j) - qpos[R]);
+    }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / g + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[R * ss + j] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -2852,6 +3102,20 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8__avx512(const attngen
     }
   }
 
+  /* Sink logits join the denominator once: here, or in the split-KV merge (an item writing partials skips them). */
+  if (a->sinks && !it->max_sum)
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+      for (int r = 0; r < rows; ++r) {
+        const float sink = a->sinks[(it->kvh0 + hh) * g + r % g], m_new = attngen_maxf_(m[r], sink);
+        if (m_new == -INFINITY) continue; /* no key seen and a -inf sink: nothing joins */
+        const float keep = expf(m[r] - m_new); /* 0 for a row that saw no key */
+        l[r] = l[r] * keep + expf(sink - m_new);
+        m[r] = m_new;
+        for (int c = 0; c < d; ++c) ot[r * dp + c] *= keep;
+      }
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
@@ -2885,7 +3149,7 @@ static void attn_generic_decode_int8_g64__avx512__work(const attngen_shape *shap
   w->kv_heads_per_item = 0;
   w->row_stride = attngen_round_up(g * 8, 4);
   w->keys_per_tile = ((kvh * d) >= 2048 ? 8 : 128);
-  w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 16)), 16)));
+  w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 16)), 16)));
   w->split_max = 8;
   w->split_min_keys = 512;
   w->split_align = 256;
@@ -2915,7 +3179,9 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g64__avx512(const att
   float *restrict alpha = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
   float *restrict lim = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
-  float *restrict state = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  float *restrict slope = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* ALiBi: each row's slope and position */
+  float *restrict qpos = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 6 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16));
+  float *restrict state = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -2989,14 +3255,33 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g64__avx512(const att
   if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+  if (a->alibi_slopes) { /* ALiBi: each row's slope (of its q head) and position, as floats (exact below 2^24) */
+    for (int R = 0; R < rows_all; ++R) {
+      const int hh = R / rows_pv, r = R % rows_pv;
+      const int live = hh < nh && r < rows;
+      slope[R] = live ? a->alibi_slopes[(it->kvh0 + hh) * g + r % g] : 0.0f;
+      qpos[R] = live ? (float)(q0 + r / g + it->causal_offset) : 0.0f;
+    }
+  }
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of ((kvh * d) >= 2048 ? 8 : 128), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
   const int nk = contig ? 128 : ((kvh * d) >= 2048 ? 8 : 128);
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
@@ -3056,6 +3341,21 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g64__avx512(const att
         }
       }
     }
+    if (softcap > 0.0f) { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const __m512 cap = _mm512_set1_ps(softcap), inv_cap = _mm512_set1_ps(1.0f / softcap);
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; j += 16) _mm512_storeu_ps(st + R * ss + j, _mm512_mul_ps(cap, attngen_tanh_avx512(_mm512_mul_ps(_mm512_loadu_ps(st + R * ss + j), inv_cap))));
+    }
+    if (a->alibi_slopes) { /* ALiBi: s += slope of the row's head * (key - the row's position) */
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; ++j) st[R * ss + j] += slope[R] * ((float)(kt + j) - qpos[R]);
+    }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / g + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[R * ss + j] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -3100,6 +3400,20 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g64__avx512(const att
     }
   }
 
+  /* Sink logits join the denominator once: here, or in the split-KV merge (an item writing partials skips them). */
+  if (a->sinks && !it->max_sum)
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+      for (int r = 0; r < rows; ++r) {
+        const float sink = a->sinks[(it->kvh0 + hh) * g + r % g], m_new = attngen_maxf_(m[r], sink);
+        if (m_new == -INFINITY) continue; /* no key seen and a -inf sink: nothing joins */
+        const float keep = expf(m[r] - m_new); /* 0 for a row that saw no key */
+        l[r] = l[r] * keep + expf(sink - m_new);
+        m[r] = m_new;
+        for (int c = 0; c < d; ++c) ot[r * dp + c] *= keep;
+      }
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
@@ -3133,7 +3447,7 @@ static void attn_generic_decode_int8_g32__avx512__work(const attngen_shape *shap
   w->kv_heads_per_item = 0;
   w->row_stride = attngen_round_up(g * 8, 4);
   w->keys_per_tile = ((kvh * d) >= 2048 ? 8 : 128);
-  w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 16)), 16)));
+  w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 16)), 16)));
   w->split_max = 8;
   w->split_min_keys = 512;
   w->split_align = 256;
@@ -3163,7 +3477,9 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g32__avx512(const att
   float *restrict alpha = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
   float *restrict lim = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
-  float *restrict state = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  float *restrict slope = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* ALiBi: each row's slope and position */
+  float *restrict qpos = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 6 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16));
+  float *restrict state = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -3237,14 +3553,33 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g32__avx512(const att
   if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+  if (a->alibi_slopes) { /* ALiBi: each row's slope (of its q head) and position, as floats (exact below 2^24) */
+    for (int R = 0; R < rows_all; ++R) {
+      const int hh = R / rows_pv, r = R % rows_pv;
+      const int live = hh < nh && r < rows;
+      slope[R] = live ? a->alibi_slopes[(it->kvh0 + hh) * g + r % g] : 0.0f;
+      qpos[R] = live ? (float)(q0 + r / g + it->causal_offset) : 0.0f;
+    }
+  }
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of ((kvh * d) >= 2048 ? 8 : 128), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
   const int nk = contig ? 128 : ((kvh * d) >= 2048 ? 8 : 128);
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
@@ -3304,6 +3639,21 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g32__avx512(const att
         }
       }
     }
+    if (softcap > 0.0f) { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const __m512 cap = _mm512_set1_ps(softcap), inv_cap = _mm512_set1_ps(1.0f / softcap);
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; j += 16) _mm512_storeu_ps(st + R * ss + j, _mm512_mul_ps(cap, attngen_tanh_avx512(_mm512_mul_ps(_mm512_loadu_ps(st + R * ss + j), inv_cap))));
+    }
+    if (a->alibi_slopes) { /* ALiBi: s += slope of the row's head * (key - the row's position) */
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; ++j) st[R * ss + j] += slope[R] * ((float)(kt + j) - qpos[R]);
+    }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / g + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[R * ss + j] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -3348,6 +3698,20 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g32__avx512(const att
     }
   }
 
+  /* Sink logits join the denominator once: here, or in the split-KV merge (an item writing partials skips them). */
+  if (a->sinks && !it->max_sum)
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+      for (int r = 0; r < rows; ++r) {
+        const float sink = a->sinks[(it->kvh0 + hh) * g + r % g], m_new = attngen_maxf_(m[r], sink);
+        if (m_new == -INFINITY) continue; /* no key seen and a -inf sink: nothing joins */
+        const float keep = expf(m[r] - m_new); /* 0 for a row that saw no key */
+        l[r] = l[r] * keep + expf(sink - m_new);
+        m[r] = m_new;
+        for (int c = 0; c < d; ++c) ot[r * dp + c] *= keep;
+      }
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
@@ -3439,6 +3803,17 @@ ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_exp_avx2(__m256 x)
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
   const __m256i y = _mm256_add_epi32(_mm256_castps_si256(p), _mm256_slli_epi32(_mm256_cvtps_epi32(n), 23));
   return _mm256_and_ps(_mm256_castsi256_ps(y), keep);
+}
+
+/* tanh(x) = sign(x) (1 - e) / (1 + e) with e = exp(-2|x|) in [0, 1]: the exp above, which never overflows here;
+ * |x| = inf gives +-1, NaN stays NaN. Logit soft-capping (softcap * tanh(s / softcap)) calls it; tests/cases.c
+ * measures its largest error against float64 tanh and states the tolerance that follows. */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_tanh_avx2(__m256 x)
+{
+  const __m256 sign = _mm256_set1_ps(-0.0f), ax = _mm256_andnot_ps(sign, x);
+  const __m256 e = attngen_exp_avx2(_mm256_mul_ps(ax, _mm256_set1_ps(-2.0f)));
+  const __m256 t = _mm256_div_ps(_mm256_sub_ps(_mm256_set1_ps(1.0f), e), _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+  return _mm256_or_ps(t, _mm256_and_ps(sign, x));
 }
 
 /* Lanes (query rows) whose visible-key count lim is <= key j become -inf. */
@@ -4982,7 +5357,7 @@ static void attn_generic_prefill__avx2__work(const attngen_shape *shape, attngen
   w->kv_heads_per_item = 1;
   w->row_stride = attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24);
   w->keys_per_tile = 64;
-  w->scratch_floats = attngen_round_up(64 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24)), 16) + attngen_round_up(64 * (attngen_round_up(d, 8)), 16) + 4 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24)) + 2 * (attngen_round_up((attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24)) * (attngen_round_up(d, 8)), 16)) + attngen_round_up(2 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24)), 16);
+  w->scratch_floats = attngen_round_up(64 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24)), 16) + attngen_round_up(64 * (attngen_round_up(d, 8)), 16) + 6 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24)) + 2 * (attngen_round_up((attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24)) * (attngen_round_up(d, 8)), 16)) + attngen_round_up(2 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24)), 16);
   w->split_max = 1;
   w->split_min_keys = 0;
   w->split_align = 1;
@@ -5012,7 +5387,9 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_prefill__avx2(const attngen_kernel 
   float *restrict alpha = scratch + attngen_round_up(64 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24)), 16) + attngen_round_up(64 * (attngen_round_up(d, 8)), 16); /* rescale per row */
   float *restrict lim = scratch + attngen_round_up(64 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24)), 16) + attngen_round_up(64 * (attngen_round_up(d, 8)), 16) + attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24); /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + attngen_round_up(64 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24)), 16) + attngen_round_up(64 * (attngen_round_up(d, 8)), 16) + 2 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24))); /* exclusive key limit per row */
-  float *restrict state = scratch + attngen_round_up(64 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24)), 16) + attngen_round_up(64 * (attngen_round_up(d, 8)), 16) + 4 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24)); /* per kv head: Q tile, O, max, sum */
+  float *restrict slope = scratch + attngen_round_up(64 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24)), 16) + attngen_round_up(64 * (attngen_round_up(d, 8)), 16) + 4 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24)); /* ALiBi: each row's slope and position */
+  float *restrict qpos = scratch + attngen_round_up(64 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24)), 16) + attngen_round_up(64 * (attngen_round_up(d, 8)), 16) + 5 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24));
+  float *restrict state = scratch + attngen_round_up(64 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24)), 16) + attngen_round_up(64 * (attngen_round_up(d, 8)), 16) + 6 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24)); /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 2 * (attngen_round_up((attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24)) * (attngen_round_up(d, 8)), 16)) + attngen_round_up(2 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24)), 16);
   const ptrdiff_t q_floats = attngen_round_up((attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24)) * (attngen_round_up(d, 8)), 16);
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -5080,9 +5457,28 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_prefill__avx2(const attngen_kernel 
   if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+  if (a->alibi_slopes) { /* ALiBi: each row's slope (of its q head) and position, as floats (exact below 2^24) */
+    for (int R = 0; R < rows_qk; ++R) {
+      const int hh = 0, r = R; /* a prefill item holds one kv head */
+      const int live = hh < nh && r < rows;
+      slope[R] = live ? a->alibi_slopes[(it->kvh0 + hh) * g + r % g] : 0.0f;
+      qpos[R] = live ? (float)(q0 + r / g + it->causal_offset) : 0.0f;
+    }
+  }
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > 64) n = 64;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {
@@ -5107,6 +5503,23 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_prefill__avx2(const attngen_kernel 
         }
       }
 
+      if (softcap > 0.0f) { /* soft-cap: s = softcap * tanh(s / softcap) */
+        const __m256 cap = _mm256_set1_ps(softcap), inv_cap = _mm256_set1_ps(1.0f / softcap);
+        for (int j = 0; j < n; ++j)
+          for (int R = 0; R < rows_qk; R += 8) _mm256_storeu_ps(st + j * mp + R, _mm256_mul_ps(cap, attngen_tanh_avx2(_mm256_mul_ps(_mm256_loadu_ps(st + j * mp + R), inv_cap))));
+      }
+      if (a->alibi_slopes) { /* ALiBi: s += slope of the row's head * (key - the row's position) */
+        for (int j = 0; j < n; ++j) {
+          const __m256 key = _mm256_set1_ps((float)(kt + j));
+          for (int R = 0; R < rows_qk; R += 8)
+            _mm256_storeu_ps(st + j * mp + R, _mm256_fmadd_ps(_mm256_loadu_ps(slope + R), _mm256_sub_ps(key, _mm256_loadu_ps(qpos + R)), _mm256_loadu_ps(st + j * mp + R)));
+        }
+      }
+      if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+        for (int R = 0; R < rows; ++R) {
+          const int lo = q0 + R / g + offset + 1 - window;
+          for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[j * mp + R] = -INFINITY;
+        }
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 8) {
         const __m256 m_old = _mm256_loadu_ps(m + r0);
@@ -5162,6 +5575,20 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_prefill__avx2(const attngen_kernel 
     }
   }
 
+  /* Sink logits join the denominator once: here, or in the split-KV merge (an item writing partials skips them). */
+  if (a->sinks && !it->max_sum)
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      for (int r = 0; r < rows; ++r) {
+        const float sink = a->sinks[(it->kvh0 + hh) * g + r % g], m_new = attngen_maxf_(m[r], sink);
+        if (m_new == -INFINITY) continue; /* no key seen and a -inf sink: nothing joins */
+        const float keep = expf(m[r] - m_new); /* 0 for a row that saw no key */
+        l[r] = l[r] * keep + expf(sink - m_new);
+        m[r] = m_new;
+        for (int c = 0; c < d; ++c) ot[r * dp + c] *= keep;
+      }
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
@@ -5195,7 +5622,7 @@ static void attn_generic_decode__avx2__work(const attngen_shape *shape, attngen_
   w->kv_heads_per_item = 0;
   w->row_stride = attngen_round_up(g * 8, 4);
   w->keys_per_tile = ((kvh * d) >= 512 ? 8 : 32);
-  w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 8)), 16)));
+  w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 8)), 16)));
   w->split_max = 8;
   w->split_min_keys = 512;
   w->split_align = 256;
@@ -5225,7 +5652,9 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
   float *restrict alpha = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
   float *restrict lim = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
-  float *restrict state = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  float *restrict slope = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* ALiBi: each row's slope and position */
+  float *restrict qpos = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 6 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16));
+  float *restrict state = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -5299,14 +5728,33 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
   if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+  if (a->alibi_slopes) { /* ALiBi: each row's slope (of its q head) and position, as floats (exact below 2^24) */
+    for (int R = 0; R < rows_all; ++R) {
+      const int hh = R / rows_pv, r = R % rows_pv;
+      const int live = hh < nh && r < rows;
+      slope[R] = live ? a->alibi_slopes[(it->kvh0 + hh) * g + r % g] : 0.0f;
+      qpos[R] = live ? (float)(q0 + r / g + it->causal_offset) : 0.0f;
+    }
+  }
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of ((kvh * d) >= 512 ? 8 : 32), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
   const int nk = contig ? 128 : ((kvh * d) >= 512 ? 8 : 32);
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
@@ -5356,6 +5804,21 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
         }
       }
     }
+    if (softcap > 0.0f) { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const __m256 cap = _mm256_set1_ps(softcap), inv_cap = _mm256_set1_ps(1.0f / softcap);
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; j += 8) _mm256_storeu_ps(st + R * ss + j, _mm256_mul_ps(cap, attngen_tanh_avx2(_mm256_mul_ps(_mm256_loadu_ps(st + R * ss + j), inv_cap))));
+    }
+    if (a->alibi_slopes) { /* ALiBi: s += slope of the row's head * (key - the row's position) */
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; ++j) st[R * ss + j] += slope[R] * ((float)(kt + j) - qpos[R]);
+    }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / g + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[R * ss + j] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -5399,6 +5862,20 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
     }
   }
 
+  /* Sink logits join the denominator once: here, or in the split-KV merge (an item writing partials skips them). */
+  if (a->sinks && !it->max_sum)
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+      for (int r = 0; r < rows; ++r) {
+        const float sink = a->sinks[(it->kvh0 + hh) * g + r % g], m_new = attngen_maxf_(m[r], sink);
+        if (m_new == -INFINITY) continue; /* no key seen and a -inf sink: nothing joins */
+        const float keep = expf(m[r] - m_new); /* 0 for a row that saw no key */
+        l[r] = l[r] * keep + expf(sink - m_new);
+        m[r] = m_new;
+        for (int c = 0; c < d; ++c) ot[r * dp + c] *= keep;
+      }
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
@@ -5432,7 +5909,7 @@ static void attn_generic_decode_f16__avx2__work(const attngen_shape *shape, attn
   w->kv_heads_per_item = 0;
   w->row_stride = attngen_round_up(g * 8, 4);
   w->keys_per_tile = ((kvh * d) >= 1024 ? 8 : 32);
-  w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 8)), 16)));
+  w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 8)), 16)));
   w->split_max = 8;
   w->split_min_keys = 512;
   w->split_align = 256;
@@ -5462,7 +5939,9 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_generic_decode_f16__avx2(const attngen
   float *restrict alpha = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
   float *restrict lim = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
-  float *restrict state = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  float *restrict slope = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* ALiBi: each row's slope and position */
+  float *restrict qpos = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 6 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16));
+  float *restrict state = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -5536,14 +6015,33 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_generic_decode_f16__avx2(const attngen
   if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+  if (a->alibi_slopes) { /* ALiBi: each row's slope (of its q head) and position, as floats (exact below 2^24) */
+    for (int R = 0; R < rows_all; ++R) {
+      const int hh = R / rows_pv, r = R % rows_pv;
+      const int live = hh < nh && r < rows;
+      slope[R] = live ? a->alibi_slopes[(it->kvh0 + hh) * g + r % g] : 0.0f;
+      qpos[R] = live ? (float)(q0 + r / g + it->causal_offset) : 0.0f;
+    }
+  }
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of ((kvh * d) >= 1024 ? 8 : 32), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
   const int nk = contig ? 128 : ((kvh * d) >= 1024 ? 8 : 32);
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
@@ -5593,6 +6091,21 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_generic_decode_f16__avx2(const attngen
         }
       }
     }
+    if (softcap > 0.0f) { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const __m256 cap = _mm256_set1_ps(softcap), inv_cap = _mm256_set1_ps(1.0f / softcap);
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; j += 8) _mm256_storeu_ps(st + R * ss + j, _mm256_mul_ps(cap, attngen_tanh_avx2(_mm256_mul_ps(_mm256_loadu_ps(st + R * ss + j), inv_cap))));
+    }
+    if (a->alibi_slopes) { /* ALiBi: s += slope of the row's head * (key - the row's position) */
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; ++j) st[R * ss + j] += slope[R] * ((float)(kt + j) - qpos[R]);
+    }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / g + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[R * ss + j] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -5636,6 +6149,20 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_generic_decode_f16__avx2(const attngen
     }
   }
 
+  /* Sink logits join the denominator once: here, or in the split-KV merge (an item writing partials skips them). */
+  if (a->sinks && !it->max_sum)
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+      for (int r = 0; r < rows; ++r) {
+        const float sink = a->sinks[(it->kvh0 + hh) * g + r % g], m_new = attngen_maxf_(m[r], sink);
+        if (m_new == -INFINITY) continue; /* no key seen and a -inf sink: nothing joins */
+        const float keep = expf(m[r] - m_new); /* 0 for a row that saw no key */
+        l[r] = l[r] * keep + expf(sink - m_new);
+        m[r] = m_new;
+        for (int c = 0; c < d; ++c) ot[r * dp + c] *= keep;
+      }
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
@@ -5669,7 +6196,7 @@ static void attn_generic_decode_bf16__avx2__work(const attngen_shape *shape, att
   w->kv_heads_per_item = 0;
   w->row_stride = attngen_round_up(g * 8, 4);
   w->keys_per_tile = ((kvh * d) >= 1024 ? 8 : 32);
-  w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 8)), 16)));
+  w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 8)), 16)));
   w->split_max = 8;
   w->split_min_keys = 512;
   w->split_align = 256;
@@ -5699,7 +6226,9 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_bf16__avx2(const attngen_ker
   float *restrict alpha = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
   float *restrict lim = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
-  float *restrict state = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  float *restrict slope = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* ALiBi: each row's slope and position */
+  float *restrict qpos = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 6 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16));
+  float *restrict state = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -5773,14 +6302,33 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_bf16__avx2(const attngen_ker
   if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+  if (a->alibi_slopes) { /* ALiBi: each row's slope (of its q head) and position, as floats (exact below 2^24) */
+    for (int R = 0; R < rows_all; ++R) {
+      const int hh = R / rows_pv, r = R % rows_pv;
+      const int live = hh < nh && r < rows;
+      slope[R] = live ? a->alibi_slopes[(it->kvh0 + hh) * g + r % g] : 0.0f;
+      qpos[R] = live ? (float)(q0 + r / g + it->causal_offset) : 0.0f;
+    }
+  }
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of ((kvh * d) >= 1024 ? 8 : 32), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
   const int nk = contig ? 128 : ((kvh * d) >= 1024 ? 8 : 32);
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
@@ -5830,6 +6378,21 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_bf16__avx2(const attngen_ker
         }
       }
     }
+    if (softcap > 0.0f) { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const __m256 cap = _mm256_set1_ps(softcap), inv_cap = _mm256_set1_ps(1.0f / softcap);
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; j += 8) _mm256_storeu_ps(st + R * ss + j, _mm256_mul_ps(cap, attngen_tanh_avx2(_mm256_mul_ps(_mm256_loadu_ps(st + R * ss + j), inv_cap))));
+    }
+    if (a->alibi_slopes) { /* ALiBi: s += slope of the row's head * (key - the row's position) */
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; ++j) st[R * ss + j] += slope[R] * ((float)(kt + j) - qpos[R]);
+    }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / g + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[R * ss + j] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -5873,6 +6436,20 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_bf16__avx2(const attngen_ker
     }
   }
 
+  /* Sink logits join the denominator once: here, or in the split-KV merge (an item writing partials skips them). */
+  if (a->sinks && !it->max_sum)
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+      for (int r = 0; r < rows; ++r) {
+        const float sink = a->sinks[(it->kvh0 + hh) * g + r % g], m_new = attngen_maxf_(m[r], sink);
+        if (m_new == -INFINITY) continue; /* no key seen and a -inf sink: nothing joins */
+        const float keep = expf(m[r] - m_new); /* 0 for a row that saw no key */
+        l[r] = l[r] * keep + expf(sink - m_new);
+        m[r] = m_new;
+        for (int c = 0; c < d; ++c) ot[r * dp + c] *= keep;
+      }
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
@@ -5906,7 +6483,7 @@ static void attn_generic_decode_int8__avx2__work(const attngen_shape *shape, att
   w->kv_heads_per_item = 0;
   w->row_stride = attngen_round_up(g * 8, 4);
   w->keys_per_tile = ((kvh * d) >= 2048 ? 8 : 32);
-  w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 8)), 16)));
+  w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 8)), 16)));
   w->split_max = 8;
   w->split_min_keys = 512;
   w->split_align = 256;
@@ -5936,7 +6513,9 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8__avx2(const attngen_ker
   float *restrict alpha = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
   float *restrict lim = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
-  float *restrict state = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  float *restrict slope = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* ALiBi: each row's slope and position */
+  float *restrict qpos = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 6 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16));
+  float *restrict state = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -6010,14 +6589,33 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8__avx2(const attngen_ker
   if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+  if (a->alibi_slopes) { /* ALiBi: each row's slope (of its q head) and position, as floats (exact below 2^24) */
+    for (int R = 0; R < rows_all; ++R) {
+      const int hh = R / rows_pv, r = R % rows_pv;
+      const int live = hh < nh && r < rows;
+      slope[R] = live ? a->alibi_slopes[(it->kvh0 + hh) * g + r % g] : 0.0f;
+      qpos[R] = live ? (float)(q0 + r / g + it->causal_offset) : 0.0f;
+    }
+  }
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of ((kvh * d) >= 2048 ? 8 : 32), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
   const int nk = contig ? 128 : ((kvh * d) >= 2048 ? 8 : 32);
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
@@ -6077,6 +6675,21 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8__avx2(const attngen_ker
         }
       }
     }
+    if (softcap > 0.0f) { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const __m256 cap = _mm256_set1_ps(softcap), inv_cap = _mm256_set1_ps(1.0f / softcap);
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; j += 8) _mm256_storeu_ps(st + R * ss + j, _mm256_mul_ps(cap, attngen_tanh_avx2(_mm256_mul_ps(_mm256_loadu_ps(st + R * ss + j), inv_cap))));
+    }
+    if (a->alibi_slopes) { /* ALiBi: s += slope of the row's head * (key - the row's position) */
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; ++j) st[R * ss + j] += slope[R] * ((float)(kt + j) - qpos[R]);
+    }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / g + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[R * ss + j] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -6121,6 +6734,20 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8__avx2(const attngen_ker
     }
   }
 
+  /* Sink logits join the denominator once: here, or in the split-KV merge (an item writing partials skips them). */
+  if (a->sinks && !it->max_sum)
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+      for (int r = 0; r < rows; ++r) {
+        const float sink = a->sinks[(it->kvh0 + hh) * g + r % g], m_new = attngen_maxf_(m[r], sink);
+        if (m_new == -INFINITY) continue; /* no key seen and a -inf sink: nothing joins */
+        const float keep = expf(m[r] - m_new); /* 0 for a row that saw no key */
+        l[r] = l[r] * keep + expf(sink - m_new);
+        m[r] = m_new;
+        for (int c = 0; c < d; ++c) ot[r * dp + c] *= keep;
+      }
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
@@ -6154,7 +6781,7 @@ static void attn_generic_decode_int8_g64__avx2__work(const attngen_shape *shape,
   w->kv_heads_per_item = 0;
   w->row_stride = attngen_round_up(g * 8, 4);
   w->keys_per_tile = ((kvh * d) >= 2048 ? 8 : 32);
-  w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 8)), 16)));
+  w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 8)), 16)));
   w->split_max = 8;
   w->split_min_keys = 512;
   w->split_align = 256;
@@ -6184,7 +6811,9 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g64__avx2(const attngen
   float *restrict alpha = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
   float *restrict lim = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
-  float *restrict state = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  float *restrict slope = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* ALiBi: each row's slope and position */
+  float *restrict qpos = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 6 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16));
+  float *restrict state = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -6258,14 +6887,33 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g64__avx2(const attngen
   if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+  if (a->alibi_slopes) { /* ALiBi: each row's slope (of its q head) and position, as floats (exact below 2^24) */
+    for (int R = 0; R < rows_all; ++R) {
+      const int hh = R / rows_pv, r = R % rows_pv;
+      const int live = hh < nh && r < rows;
+      slope[R] = live ? a->alibi_slopes[(it->kvh0 + hh) * g + r % g] : 0.0f;
+      qpos[R] = live ? (float)(q0 + r / g + it->causal_offset) : 0.0f;
+    }
+  }
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of ((kvh * d) >= 2048 ? 8 : 32), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
   const int nk = contig ? 128 : ((kvh * d) >= 2048 ? 8 : 32);
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
@@ -6325,6 +6973,21 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g64__avx2(const attngen
         }
       }
     }
+    if (softcap > 0.0f) { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const __m256 cap = _mm256_set1_ps(softcap), inv_cap = _mm256_set1_ps(1.0f / softcap);
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; j += 8) _mm256_storeu_ps(st + R * ss + j, _mm256_mul_ps(cap, attngen_tanh_avx2(_mm256_mul_ps(_mm256_loadu_ps(st + R * ss + j), inv_cap))));
+    }
+    if (a->alibi_slopes) { /* ALiBi: s += slope of the row's head * (key - the row's position) */
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; ++j) st[R * ss + j] += slope[R] * ((float)(kt + j) - qpos[R]);
+    }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / g + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[R * ss + j] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -6369,6 +7032,20 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g64__avx2(const attngen
     }
   }
 
+  /* Sink logits join the denominator once: here, or in the split-KV merge (an item writing partials skips them). */
+  if (a->sinks && !it->max_sum)
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+      for (int r = 0; r < rows; ++r) {
+        const float sink = a->sinks[(it->kvh0 + hh) * g + r % g], m_new = attngen_maxf_(m[r], sink);
+        if (m_new == -INFINITY) continue; /* no key seen and a -inf sink: nothing joins */
+        const float keep = expf(m[r] - m_new); /* 0 for a row that saw no key */
+        l[r] = l[r] * keep + expf(sink - m_new);
+        m[r] = m_new;
+        for (int c = 0; c < d; ++c) ot[r * dp + c] *= keep;
+      }
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
@@ -6402,7 +7079,7 @@ static void attn_generic_decode_int8_g32__avx2__work(const attngen_shape *shape,
   w->kv_heads_per_item = 0;
   w->row_stride = attngen_round_up(g * 8, 4);
   w->keys_per_tile = ((kvh * d) >= 2048 ? 8 : 32);
-  w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 8)), 16)));
+  w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 8)), 16)));
   w->split_max = 8;
   w->split_min_keys = 512;
   w->split_align = 256;
@@ -6432,7 +7109,9 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g32__avx2(const attngen
   float *restrict alpha = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
   float *restrict lim = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
-  float *restrict state = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  float *restrict slope = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* ALiBi: each row's slope and position */
+  float *restrict qpos = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 6 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16));
+  float *restrict state = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -6506,14 +7185,33 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g32__avx2(const attngen
   if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+  if (a->alibi_slopes) { /* ALiBi: each row's slope (of its q head) and position, as floats (exact below 2^24) */
+    for (int R = 0; R < rows_all; ++R) {
+      const int hh = R / rows_pv, r = R % rows_pv;
+      const int live = hh < nh && r < rows;
+      slope[R] = live ? a->alibi_slopes[(it->kvh0 + hh) * g + r % g] : 0.0f;
+      qpos[R] = live ? (float)(q0 + r / g + it->causal_offset) : 0.0f;
+    }
+  }
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of ((kvh * d) >= 2048 ? 8 : 32), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
   const int nk = contig ? 128 : ((kvh * d) >= 2048 ? 8 : 32);
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
@@ -6573,6 +7271,21 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g32__avx2(const attngen
         }
       }
     }
+    if (softcap > 0.0f) { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const __m256 cap = _mm256_set1_ps(softcap), inv_cap = _mm256_set1_ps(1.0f / softcap);
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; j += 8) _mm256_storeu_ps(st + R * ss + j, _mm256_mul_ps(cap, attngen_tanh_avx2(_mm256_mul_ps(_mm256_loadu_ps(st + R * ss + j), inv_cap))));
+    }
+    if (a->alibi_slopes) { /* ALiBi: s += slope of the row's head * (key - the row's position) */
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; ++j) st[R * ss + j] += slope[R] * ((float)(kt + j) - qpos[R]);
+    }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / g + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[R * ss + j] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -6617,6 +7330,20 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g32__avx2(const attngen
     }
   }
 
+  /* Sink logits join the denominator once: here, or in the split-KV merge (an item writing partials skips them). */
+  if (a->sinks && !it->max_sum)
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+      for (int r = 0; r < rows; ++r) {
+        const float sink = a->sinks[(it->kvh0 + hh) * g + r % g], m_new = attngen_maxf_(m[r], sink);
+        if (m_new == -INFINITY) continue; /* no key seen and a -inf sink: nothing joins */
+        const float keep = expf(m[r] - m_new); /* 0 for a row that saw no key */
+        l[r] = l[r] * keep + expf(sink - m_new);
+        m[r] = m_new;
+        for (int c = 0; c < d; ++c) ot[r * dp + c] *= keep;
+      }
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
@@ -6676,6 +7403,16 @@ ATTNGEN_HELPER float32x4_t attngen_exp_neon(float32x4_t x)
   p = vfmaq_f32(vdupq_n_f32(1.0f), p, r);
   const int32x4_t y = vaddq_s32(vreinterpretq_s32_f32(p), vshlq_n_s32(vcvtq_s32_f32(n), 23));
   return vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_s32(y), keep));
+}
+
+/* tanh(x) = sign(x) (1 - e) / (1 + e) with e = exp(-2|x|) in [0, 1]: the exp above, which never overflows here;
+ * |x| = inf gives +-1, NaN stays NaN. Logit soft-capping (softcap * tanh(s / softcap)) calls it; tests/cases.c
+ * measures its largest error against float64 tanh and states the tolerance that follows. */
+ATTNGEN_HELPER float32x4_t attngen_tanh_neon(float32x4_t x)
+{
+  const float32x4_t e = attngen_exp_neon(vmulq_f32(vabsq_f32(x), vdupq_n_f32(-2.0f)));
+  const float32x4_t t = vdivq_f32(vsubq_f32(vdupq_n_f32(1.0f), e), vaddq_f32(vdupq_n_f32(1.0f), e));
+  return vbslq_f32(vdupq_n_u32(0x80000000u), x, t); /* x's sign bit, t's magnitude */
 }
 
 /* Lanes (query rows) whose visible-key count lim is <= key j become -inf. */
@@ -8260,7 +8997,7 @@ static void attn_generic_prefill__neon__work(const attngen_shape *shape, attngen
   w->kv_heads_per_item = 1;
   w->row_stride = attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16);
   w->keys_per_tile = 64;
-  w->scratch_floats = attngen_round_up(65 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16)), 16) + attngen_round_up(65 * (attngen_round_up(d, 4)), 16) + 4 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16)) + 2 * (attngen_round_up((attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16)) * (attngen_round_up(d, 4)), 16)) + attngen_round_up(2 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16)), 16);
+  w->scratch_floats = attngen_round_up(65 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16)), 16) + attngen_round_up(65 * (attngen_round_up(d, 4)), 16) + 6 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16)) + 2 * (attngen_round_up((attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16)) * (attngen_round_up(d, 4)), 16)) + attngen_round_up(2 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16)), 16);
   w->split_max = 1;
   w->split_min_keys = 0;
   w->split_align = 1;
@@ -8290,7 +9027,9 @@ static void attn_generic_prefill__neon(const attngen_kernel *kernel, const attng
   float *restrict alpha = scratch + attngen_round_up(65 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16)), 16) + attngen_round_up(65 * (attngen_round_up(d, 4)), 16); /* rescale per row */
   float *restrict lim = scratch + attngen_round_up(65 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16)), 16) + attngen_round_up(65 * (attngen_round_up(d, 4)), 16) + attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16); /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + attngen_round_up(65 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16)), 16) + attngen_round_up(65 * (attngen_round_up(d, 4)), 16) + 2 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16))); /* exclusive key limit per row */
-  float *restrict state = scratch + attngen_round_up(65 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16)), 16) + attngen_round_up(65 * (attngen_round_up(d, 4)), 16) + 4 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16)); /* per kv head: Q tile, O, max, sum */
+  float *restrict slope = scratch + attngen_round_up(65 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16)), 16) + attngen_round_up(65 * (attngen_round_up(d, 4)), 16) + 4 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16)); /* ALiBi: each row's slope and position */
+  float *restrict qpos = scratch + attngen_round_up(65 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16)), 16) + attngen_round_up(65 * (attngen_round_up(d, 4)), 16) + 5 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16));
+  float *restrict state = scratch + attngen_round_up(65 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16)), 16) + attngen_round_up(65 * (attngen_round_up(d, 4)), 16) + 6 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16)); /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 2 * (attngen_round_up((attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16)) * (attngen_round_up(d, 4)), 16)) + attngen_round_up(2 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16)), 16);
   const ptrdiff_t q_floats = attngen_round_up((attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16)) * (attngen_round_up(d, 4)), 16);
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -8358,9 +9097,28 @@ static void attn_generic_prefill__neon(const attngen_kernel *kernel, const attng
   if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+  if (a->alibi_slopes) { /* ALiBi: each row's slope (of its q head) and position, as floats (exact below 2^24) */
+    for (int R = 0; R < rows_qk; ++R) {
+      const int hh = 0, r = R; /* a prefill item holds one kv head */
+      const int live = hh < nh && r < rows;
+      slope[R] = live ? a->alibi_slopes[(it->kvh0 + hh) * g + r % g] : 0.0f;
+      qpos[R] = live ? (float)(q0 + r / g + it->causal_offset) : 0.0f;
+    }
+  }
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > 64) n = 64;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {
@@ -8385,6 +9143,23 @@ static void attn_generic_prefill__neon(const attngen_kernel *kernel, const attng
         }
       }
 
+      if (softcap > 0.0f) { /* soft-cap: s = softcap * tanh(s / softcap) */
+        const float32x4_t cap = vdupq_n_f32(softcap), inv_cap = vdupq_n_f32(1.0f / softcap);
+        for (int j = 0; j < n; ++j)
+          for (int R = 0; R < rows_qk; R += 4) vst1q_f32(st + j * mp + R, vmulq_f32(cap, attngen_tanh_neon(vmulq_f32(vld1q_f32(st + j * mp + R), inv_cap))));
+      }
+      if (a->alibi_slopes) { /* ALiBi: s += slope of the row's head * (key - the row's position) */
+        for (int j = 0; j < n; ++j) {
+          const float32x4_t key = vdupq_n_f32((float)(kt + j));
+          for (int R = 0; R < rows_qk; R += 4)
+            vst1q_f32(st + j * mp + R, vfmaq_f32(vld1q_f32(st + j * mp + R), vld1q_f32(slope + R), vsubq_f32(key, vld1q_f32(qpos + R))));
+        }
+      }
+      if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+        for (int R = 0; R < rows; ++R) {
+          const int lo = q0 + R / g + offset + 1 - window;
+          for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[j * mp + R] = -INFINITY;
+        }
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 4) {
         const float32x4_t m_old = vld1q_f32(m + r0);
@@ -8440,6 +9215,20 @@ static void attn_generic_prefill__neon(const attngen_kernel *kernel, const attng
     }
   }
 
+  /* Sink logits join the denominator once: here, or in the split-KV merge (an item writing partials skips them). */
+  if (a->sinks && !it->max_sum)
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      for (int r = 0; r < rows; ++r) {
+        const float sink = a->sinks[(it->kvh0 + hh) * g + r % g], m_new = attngen_maxf_(m[r], sink);
+        if (m_new == -INFINITY) continue; /* no key seen and a -inf sink: nothing joins */
+        const float keep = expf(m[r] - m_new); /* 0 for a row that saw no key */
+        l[r] = l[r] * keep + expf(sink - m_new);
+        m[r] = m_new;
+        for (int c = 0; c < d; ++c) ot[r * dp + c] *= keep;
+      }
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
@@ -8473,7 +9262,7 @@ static void attn_generic_decode__neon__work(const attngen_shape *shape, attngen_
   w->kv_heads_per_item = 0;
   w->row_stride = attngen_round_up(g * 8, 4);
   w->keys_per_tile = 64;
-  w->scratch_floats = 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 4)), 16)));
+  w->scratch_floats = 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 4)), 16)));
   w->split_max = 8;
   w->split_min_keys = 512;
   w->split_align = 256;
@@ -8503,7 +9292,9 @@ static void attn_generic_decode__neon(const attngen_kernel *kernel, const attnge
   float *restrict alpha = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
   float *restrict lim = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
-  float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  float *restrict slope = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* ALiBi: each row's slope and position */
+  float *restrict qpos = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 6 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16));
+  float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -8577,14 +9368,33 @@ static void attn_generic_decode__neon(const attngen_kernel *kernel, const attnge
   if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+  if (a->alibi_slopes) { /* ALiBi: each row's slope (of its q head) and position, as floats (exact below 2^24) */
+    for (int R = 0; R < rows_all; ++R) {
+      const int hh = R / rows_pv, r = R % rows_pv;
+      const int live = hh < nh && r < rows;
+      slope[R] = live ? a->alibi_slopes[(it->kvh0 + hh) * g + r % g] : 0.0f;
+      qpos[R] = live ? (float)(q0 + r / g + it->causal_offset) : 0.0f;
+    }
+  }
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
   const int nk = contig ? 64 : 64;
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
@@ -8634,6 +9444,21 @@ static void attn_generic_decode__neon(const attngen_kernel *kernel, const attnge
         }
       }
     }
+    if (softcap > 0.0f) { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const float32x4_t cap = vdupq_n_f32(softcap), inv_cap = vdupq_n_f32(1.0f / softcap);
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; j += 4) vst1q_f32(st + R * ss + j, vmulq_f32(cap, attngen_tanh_neon(vmulq_f32(vld1q_f32(st + R * ss + j), inv_cap))));
+    }
+    if (a->alibi_slopes) { /* ALiBi: s += slope of the row's head * (key - the row's position) */
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; ++j) st[R * ss + j] += slope[R] * ((float)(kt + j) - qpos[R]);
+    }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / g + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[R * ss + j] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -8677,6 +9502,20 @@ static void attn_generic_decode__neon(const attngen_kernel *kernel, const attnge
     }
   }
 
+  /* Sink logits join the denominator once: here, or in the split-KV merge (an item writing partials skips them). */
+  if (a->sinks && !it->max_sum)
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+      for (int r = 0; r < rows; ++r) {
+        const float sink = a->sinks[(it->kvh0 + hh) * g + r % g], m_new = attngen_maxf_(m[r], sink);
+        if (m_new == -INFINITY) continue; /* no key seen and a -inf sink: nothing joins */
+        const float keep = expf(m[r] - m_new); /* 0 for a row that saw no key */
+        l[r] = l[r] * keep + expf(sink - m_new);
+        m[r] = m_new;
+        for (int c = 0; c < d; ++c) ot[r * dp + c] *= keep;
+      }
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
@@ -8710,7 +9549,7 @@ static void attn_generic_decode_f16__neon__work(const attngen_shape *shape, attn
   w->kv_heads_per_item = 0;
   w->row_stride = attngen_round_up(g * 8, 4);
   w->keys_per_tile = 64;
-  w->scratch_floats = 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 4)), 16)));
+  w->scratch_floats = 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 4)), 16)));
   w->split_max = 8;
   w->split_min_keys = 512;
   w->split_align = 256;
@@ -8740,7 +9579,9 @@ static void attn_generic_decode_f16__neon(const attngen_kernel *kernel, const at
   float *restrict alpha = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
   float *restrict lim = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
-  float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  float *restrict slope = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* ALiBi: each row's slope and position */
+  float *restrict qpos = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 6 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16));
+  float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -8814,14 +9655,33 @@ static void attn_generic_decode_f16__neon(const attngen_kernel *kernel, const at
   if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+  if (a->alibi_slopes) { /* ALiBi: each row's slope (of its q head) and position, as floats (exact below 2^24) */
+    for (int R = 0; R < rows_all; ++R) {
+      const int hh = R / rows_pv, r = R % rows_pv;
+      const int live = hh < nh && r < rows;
+      slope[R] = live ? a->alibi_slopes[(it->kvh0 + hh) * g + r % g] : 0.0f;
+      qpos[R] = live ? (float)(q0 + r / g + it->causal_offset) : 0.0f;
+    }
+  }
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
   const int nk = contig ? 64 : 64;
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
@@ -8871,6 +9731,21 @@ static void attn_generic_decode_f16__neon(const attngen_kernel *kernel, const at
         }
       }
     }
+    if (softcap > 0.0f) { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const float32x4_t cap = vdupq_n_f32(softcap), inv_cap = vdupq_n_f32(1.0f / softcap);
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; j += 4) vst1q_f32(st + R * ss + j, vmulq_f32(cap, attngen_tanh_neon(vmulq_f32(vld1q_f32(st + R * ss + j), inv_cap))));
+    }
+    if (a->alibi_slopes) { /* ALiBi: s += slope of the row's head * (key - the row's position) */
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; ++j) st[R * ss + j] += slope[R] * ((float)(kt + j) - qpos[R]);
+    }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / g + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[R * ss + j] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -8914,6 +9789,20 @@ static void attn_generic_decode_f16__neon(const attngen_kernel *kernel, const at
     }
   }
 
+  /* Sink logits join the denominator once: here, or in the split-KV merge (an item writing partials skips them). */
+  if (a->sinks && !it->max_sum)
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+      for (int r = 0; r < rows; ++r) {
+        const float sink = a->sinks[(it->kvh0 + hh) * g + r % g], m_new = attngen_maxf_(m[r], sink);
+        if (m_new == -INFINITY) continue; /* no key seen and a -inf sink: nothing joins */
+        const float keep = expf(m[r] - m_new); /* 0 for a row that saw no key */
+        l[r] = l[r] * keep + expf(sink - m_new);
+        m[r] = m_new;
+        for (int c = 0; c < d; ++c) ot[r * dp + c] *= keep;
+      }
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
@@ -8947,7 +9836,7 @@ static void attn_generic_decode_bf16__neon__work(const attngen_shape *shape, att
   w->kv_heads_per_item = 0;
   w->row_stride = attngen_round_up(g * 8, 4);
   w->keys_per_tile = 64;
-  w->scratch_floats = 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 4)), 16)));
+  w->scratch_floats = 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 4)), 16)));
   w->split_max = 8;
   w->split_min_keys = 512;
   w->split_align = 256;
@@ -8977,7 +9866,9 @@ static void attn_generic_decode_bf16__neon(const attngen_kernel *kernel, const a
   float *restrict alpha = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
   float *restrict lim = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
-  float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  float *restrict slope = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* ALiBi: each row's slope and position */
+  float *restrict qpos = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 6 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16));
+  float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -9051,14 +9942,33 @@ static void attn_generic_decode_bf16__neon(const attngen_kernel *kernel, const a
   if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+  if (a->alibi_slopes) { /* ALiBi: each row's slope (of its q head) and position, as floats (exact below 2^24) */
+    for (int R = 0; R < rows_all; ++R) {
+      const int hh = R / rows_pv, r = R % rows_pv;
+      const int live = hh < nh && r < rows;
+      slope[R] = live ? a->alibi_slopes[(it->kvh0 + hh) * g + r % g] : 0.0f;
+      qpos[R] = live ? (float)(q0 + r / g + it->causal_offset) : 0.0f;
+    }
+  }
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
   const int nk = contig ? 64 : 64;
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
@@ -9108,6 +10018,21 @@ static void attn_generic_decode_bf16__neon(const attngen_kernel *kernel, const a
         }
       }
     }
+    if (softcap > 0.0f) { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const float32x4_t cap = vdupq_n_f32(softcap), inv_cap = vdupq_n_f32(1.0f / softcap);
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; j += 4) vst1q_f32(st + R * ss + j, vmulq_f32(cap, attngen_tanh_neon(vmulq_f32(vld1q_f32(st + R * ss + j), inv_cap))));
+    }
+    if (a->alibi_slopes) { /* ALiBi: s += slope of the row's head * (key - the row's position) */
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; ++j) st[R * ss + j] += slope[R] * ((float)(kt + j) - qpos[R]);
+    }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / g + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[R * ss + j] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -9151,6 +10076,20 @@ static void attn_generic_decode_bf16__neon(const attngen_kernel *kernel, const a
     }
   }
 
+  /* Sink logits join the denominator once: here, or in the split-KV merge (an item writing partials skips them). */
+  if (a->sinks && !it->max_sum)
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+      for (int r = 0; r < rows; ++r) {
+        const float sink = a->sinks[(it->kvh0 + hh) * g + r % g], m_new = attngen_maxf_(m[r], sink);
+        if (m_new == -INFINITY) continue; /* no key seen and a -inf sink: nothing joins */
+        const float keep = expf(m[r] - m_new); /* 0 for a row that saw no key */
+        l[r] = l[r] * keep + expf(sink - m_new);
+        m[r] = m_new;
+        for (int c = 0; c < d; ++c) ot[r * dp + c] *= keep;
+      }
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
@@ -9184,7 +10123,7 @@ static void attn_generic_decode_int8__neon__work(const attngen_shape *shape, att
   w->kv_heads_per_item = 0;
   w->row_stride = attngen_round_up(g * 8, 4);
   w->keys_per_tile = 64;
-  w->scratch_floats = 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 4)), 16)));
+  w->scratch_floats = 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 4)), 16)));
   w->split_max = 8;
   w->split_min_keys = 512;
   w->split_align = 256;
@@ -9214,7 +10153,9 @@ static void attn_generic_decode_int8__neon(const attngen_kernel *kernel, const a
   float *restrict alpha = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
   float *restrict lim = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
-  float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  float *restrict slope = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* ALiBi: each row's slope and position */
+  float *restrict qpos = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 6 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16));
+  float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -9288,14 +10229,33 @@ static void attn_generic_decode_int8__neon(const attngen_kernel *kernel, const a
   if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+  if (a->alibi_slopes) { /* ALiBi: each row's slope (of its q head) and position, as floats (exact below 2^24) */
+    for (int R = 0; R < rows_all; ++R) {
+      const int hh = R / rows_pv, r = R % rows_pv;
+      const int live = hh < nh && r < rows;
+      slope[R] = live ? a->alibi_slopes[(it->kvh0 + hh) * g + r % g] : 0.0f;
+      qpos[R] = live ? (float)(q0 + r / g + it->causal_offset) : 0.0f;
+    }
+  }
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
   const int nk = contig ? 64 : 64;
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
@@ -9355,6 +10315,21 @@ static void attn_generic_decode_int8__neon(const attngen_kernel *kernel, const a
         }
       }
     }
+    if (softcap > 0.0f) { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const float32x4_t cap = vdupq_n_f32(softcap), inv_cap = vdupq_n_f32(1.0f / softcap);
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; j += 4) vst1q_f32(st + R * ss + j, vmulq_f32(cap, attngen_tanh_neon(vmulq_f32(vld1q_f32(st + R * ss + j), inv_cap))));
+    }
+    if (a->alibi_slopes) { /* ALiBi: s += slope of the row's head * (key - the row's position) */
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; ++j) st[R * ss + j] += slope[R] * ((float)(kt + j) - qpos[R]);
+    }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / g + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[R * ss + j] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -9399,6 +10374,20 @@ static void attn_generic_decode_int8__neon(const attngen_kernel *kernel, const a
     }
   }
 
+  /* Sink logits join the denominator once: here, or in the split-KV merge (an item writing partials skips them). */
+  if (a->sinks && !it->max_sum)
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+      for (int r = 0; r < rows; ++r) {
+        const float sink = a->sinks[(it->kvh0 + hh) * g + r % g], m_new = attngen_maxf_(m[r], sink);
+        if (m_new == -INFINITY) continue; /* no key seen and a -inf sink: nothing joins */
+        const float keep = expf(m[r] - m_new); /* 0 for a row that saw no key */
+        l[r] = l[r] * keep + expf(sink - m_new);
+        m[r] = m_new;
+        for (int c = 0; c < d; ++c) ot[r * dp + c] *= keep;
+      }
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
@@ -9432,7 +10421,7 @@ static void attn_generic_decode_int8_g64__neon__work(const attngen_shape *shape,
   w->kv_heads_per_item = 0;
   w->row_stride = attngen_round_up(g * 8, 4);
   w->keys_per_tile = 64;
-  w->scratch_floats = 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 4)), 16)));
+  w->scratch_floats = 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 4)), 16)));
   w->split_max = 8;
   w->split_min_keys = 512;
   w->split_align = 256;
@@ -9462,7 +10451,9 @@ static void attn_generic_decode_int8_g64__neon(const attngen_kernel *kernel, con
   float *restrict alpha = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
   float *restrict lim = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
-  float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  float *restrict slope = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* ALiBi: each row's slope and position */
+  float *restrict qpos = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 6 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16));
+  float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -9536,14 +10527,33 @@ static void attn_generic_decode_int8_g64__neon(const attngen_kernel *kernel, con
   if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+  if (a->alibi_slopes) { /* ALiBi: each row's slope (of its q head) and position, as floats (exact below 2^24) */
+    for (int R = 0; R < rows_all; ++R) {
+      const int hh = R / rows_pv, r = R % rows_pv;
+      const int live = hh < nh && r < rows;
+      slope[R] = live ? a->alibi_slopes[(it->kvh0 + hh) * g + r % g] : 0.0f;
+      qpos[R] = live ? (float)(q0 + r / g + it->causal_offset) : 0.0f;
+    }
+  }
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
   const int nk = contig ? 64 : 64;
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
@@ -9603,6 +10613,21 @@ static void attn_generic_decode_int8_g64__neon(const attngen_kernel *kernel, con
         }
       }
     }
+    if (softcap > 0.0f) { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const float32x4_t cap = vdupq_n_f32(softcap), inv_cap = vdupq_n_f32(1.0f / softcap);
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; j += 4) vst1q_f32(st + R * ss + j, vmulq_f32(cap, attngen_tanh_neon(vmulq_f32(vld1q_f32(st + R * ss + j), inv_cap))));
+    }
+    if (a->alibi_slopes) { /* ALiBi: s += slope of the row's head * (key - the row's position) */
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; ++j) st[R * ss + j] += slope[R] * ((float)(kt + j) - qpos[R]);
+    }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / g + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[R * ss + j] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -9647,6 +10672,20 @@ static void attn_generic_decode_int8_g64__neon(const attngen_kernel *kernel, con
     }
   }
 
+  /* Sink logits join the denominator once: here, or in the split-KV merge (an item writing partials skips them). */
+  if (a->sinks && !it->max_sum)
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+      for (int r = 0; r < rows; ++r) {
+        const float sink = a->sinks[(it->kvh0 + hh) * g + r % g], m_new = attngen_maxf_(m[r], sink);
+        if (m_new == -INFINITY) continue; /* no key seen and a -inf sink: nothing joins */
+        const float keep = expf(m[r] - m_new); /* 0 for a row that saw no key */
+        l[r] = l[r] * keep + expf(sink - m_new);
+        m[r] = m_new;
+        for (int c = 0; c < d; ++c) ot[r * dp + c] *= keep;
+      }
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
@@ -9680,7 +10719,7 @@ static void attn_generic_decode_int8_g32__neon__work(const attngen_shape *shape,
   w->kv_heads_per_item = 0;
   w->row_stride = attngen_round_up(g * 8, 4);
   w->keys_per_tile = 64;
-  w->scratch_floats = 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 4)), 16)));
+  w->scratch_floats = 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 4)), 16)));
   w->split_max = 8;
   w->split_min_keys = 512;
   w->split_align = 256;
@@ -9710,7 +10749,9 @@ static void attn_generic_decode_int8_g32__neon(const attngen_kernel *kernel, con
   float *restrict alpha = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
   float *restrict lim = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
-  float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  float *restrict slope = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* ALiBi: each row's slope and position */
+  float *restrict qpos = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 6 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16));
+  float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -9784,14 +10825,33 @@ static void attn_generic_decode_int8_g32__neon(const attngen_kernel *kernel, con
   if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+  if (a->alibi_slopes) { /* ALiBi: each row's slope (of its q head) and position, as floats (exact below 2^24) */
+    for (int R = 0; R < rows_all; ++R) {
+      const int hh = R / rows_pv, r = R % rows_pv;
+      const int live = hh < nh && r < rows;
+      slope[R] = live ? a->alibi_slopes[(it->kvh0 + hh) * g + r % g] : 0.0f;
+      qpos[R] = live ? (float)(q0 + r / g + it->causal_offset) : 0.0f;
+    }
+  }
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
   const int nk = contig ? 64 : 64;
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
@@ -9851,6 +10911,21 @@ static void attn_generic_decode_int8_g32__neon(const attngen_kernel *kernel, con
         }
       }
     }
+    if (softcap > 0.0f) { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const float32x4_t cap = vdupq_n_f32(softcap), inv_cap = vdupq_n_f32(1.0f / softcap);
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; j += 4) vst1q_f32(st + R * ss + j, vmulq_f32(cap, attngen_tanh_neon(vmulq_f32(vld1q_f32(st + R * ss + j), inv_cap))));
+    }
+    if (a->alibi_slopes) { /* ALiBi: s += slope of the row's head * (key - the row's position) */
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; ++j) st[R * ss + j] += slope[R] * ((float)(kt + j) - qpos[R]);
+    }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / g + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[R * ss + j] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -9895,6 +10970,20 @@ static void attn_generic_decode_int8_g32__neon(const attngen_kernel *kernel, con
     }
   }
 
+  /* Sink logits join the denominator once: here, or in the split-KV merge (an item writing partials skips them). */
+  if (a->sinks && !it->max_sum)
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+      for (int r = 0; r < rows; ++r) {
+        const float sink = a->sinks[(it->kvh0 + hh) * g + r % g], m_new = attngen_maxf_(m[r], sink);
+        if (m_new == -INFINITY) continue; /* no key seen and a -inf sink: nothing joins */
+        const float keep = expf(m[r] - m_new); /* 0 for a row that saw no key */
+        l[r] = l[r] * keep + expf(sink - m_new);
+        m[r] = m_new;
+        for (int c = 0; c < d; ++c) ot[r * dp + c] *= keep;
+      }
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
@@ -9926,6 +11015,7 @@ static void attn_generic_decode_int8_g32__neon(const attngen_kernel *kernel, con
 
 /* libm expf (correctly rounded to ~1 ulp); expf(-inf) is exactly 0. */
 ATTNGEN_HELPER float attngen_exp_scalar(float x) { return expf(x); }
+ATTNGEN_HELPER float attngen_tanh_scalar(float x) { return tanhf(x); }
 ATTNGEN_HELPER float attngen_maxf(float a, float b) { return a > b ? a : b; }
 
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=4 keys j and 4 query rows r (QT is the scaled Q tile,
@@ -11420,7 +12510,7 @@ static void attn_generic_prefill__scalar__work(const attngen_shape *shape, attng
   w->kv_heads_per_item = 1;
   w->row_stride = attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4);
   w->keys_per_tile = 64;
-  w->scratch_floats = attngen_round_up(64 * (attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4)), 16) + attngen_round_up(64 * (attngen_round_up(d, 1)), 16) + 4 * (attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4)) + 2 * (attngen_round_up((attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4)) * (attngen_round_up(d, 1)), 16)) + attngen_round_up(2 * (attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4)), 16);
+  w->scratch_floats = attngen_round_up(64 * (attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4)), 16) + attngen_round_up(64 * (attngen_round_up(d, 1)), 16) + 6 * (attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4)) + 2 * (attngen_round_up((attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4)) * (attngen_round_up(d, 1)), 16)) + attngen_round_up(2 * (attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4)), 16);
   w->split_max = 1;
   w->split_min_keys = 0;
   w->split_align = 1;
@@ -11450,7 +12540,9 @@ static void attn_generic_prefill__scalar(const attngen_kernel *kernel, const att
   float *restrict alpha = scratch + attngen_round_up(64 * (attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4)), 16) + attngen_round_up(64 * (attngen_round_up(d, 1)), 16); /* rescale per row */
   float *restrict lim = scratch + attngen_round_up(64 * (attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4)), 16) + attngen_round_up(64 * (attngen_round_up(d, 1)), 16) + attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4); /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + attngen_round_up(64 * (attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4)), 16) + attngen_round_up(64 * (attngen_round_up(d, 1)), 16) + 2 * (attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4))); /* exclusive key limit per row */
-  float *restrict state = scratch + attngen_round_up(64 * (attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4)), 16) + attngen_round_up(64 * (attngen_round_up(d, 1)), 16) + 4 * (attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4)); /* per kv head: Q tile, O, max, sum */
+  float *restrict slope = scratch + attngen_round_up(64 * (attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4)), 16) + attngen_round_up(64 * (attngen_round_up(d, 1)), 16) + 4 * (attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4)); /* ALiBi: each row's slope and position */
+  float *restrict qpos = scratch + attngen_round_up(64 * (attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4)), 16) + attngen_round_up(64 * (attngen_round_up(d, 1)), 16) + 5 * (attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4));
+  float *restrict state = scratch + attngen_round_up(64 * (attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4)), 16) + attngen_round_up(64 * (attngen_round_up(d, 1)), 16) + 6 * (attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4)); /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 2 * (attngen_round_up((attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4)) * (attngen_round_up(d, 1)), 16)) + attngen_round_up(2 * (attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4)), 16);
   const ptrdiff_t q_floats = attngen_round_up((attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4)) * (attngen_round_up(d, 1)), 16);
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -11489,9 +12581,28 @@ static void attn_generic_prefill__scalar(const attngen_kernel *kernel, const att
   if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+  if (a->alibi_slopes) { /* ALiBi: each row's slope (of its q head) and position, as floats (exact below 2^24) */
+    for (int R = 0; R < rows_qk; ++R) {
+      const int hh = 0, r = R; /* a prefill item holds one kv head */
+      const int live = hh < nh && r < rows;
+      slope[R] = live ? a->alibi_slopes[(it->kvh0 + hh) * g + r % g] : 0.0f;
+      qpos[R] = live ? (float)(q0 + r / g + it->causal_offset) : 0.0f;
+    }
+  }
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > 64) n = 64;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {
@@ -11516,6 +12627,23 @@ static void attn_generic_prefill__scalar(const attngen_kernel *kernel, const att
         }
       }
 
+      if (softcap > 0.0f) { /* soft-cap: s = softcap * tanh(s / softcap) */
+        const float cap = (softcap), inv_cap = (1.0f / softcap);
+        for (int j = 0; j < n; ++j)
+          for (int R = 0; R < rows_qk; R += 1) *(st + j * mp + R) = (cap * attngen_tanh_scalar(((*(st + j * mp + R)) * inv_cap)));
+      }
+      if (a->alibi_slopes) { /* ALiBi: s += slope of the row's head * (key - the row's position) */
+        for (int j = 0; j < n; ++j) {
+          const float key = ((float)(kt + j));
+          for (int R = 0; R < rows_qk; R += 1)
+            *(st + j * mp + R) = (*(st + j * mp + R)) + (*(slope + R)) * (key - (*(qpos + R)));
+        }
+      }
+      if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+        for (int R = 0; R < rows; ++R) {
+          const int lo = q0 + R / g + offset + 1 - window;
+          for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[j * mp + R] = -INFINITY;
+        }
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 1) {
         const float m_old = (*(m + r0));
@@ -11571,6 +12699,20 @@ static void attn_generic_prefill__scalar(const attngen_kernel *kernel, const att
     }
   }
 
+  /* Sink logits join the denominator once: here, or in the split-KV merge (an item writing partials skips them). */
+  if (a->sinks && !it->max_sum)
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      for (int r = 0; r < rows; ++r) {
+        const float sink = a->sinks[(it->kvh0 + hh) * g + r % g], m_new = attngen_maxf_(m[r], sink);
+        if (m_new == -INFINITY) continue; /* no key seen and a -inf sink: nothing joins */
+        const float keep = expf(m[r] - m_new); /* 0 for a row that saw no key */
+        l[r] = l[r] * keep + expf(sink - m_new);
+        m[r] = m_new;
+        for (int c = 0; c < d; ++c) ot[r * dp + c] *= keep;
+      }
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
@@ -11604,7 +12746,7 @@ static void attn_generic_decode__scalar__work(const attngen_shape *shape, attnge
   w->kv_heads_per_item = 0;
   w->row_stride = attngen_round_up(g * 8, 4);
   w->keys_per_tile = 64;
-  w->scratch_floats = 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 1)), 16)));
+  w->scratch_floats = 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 1)), 16)));
   w->split_max = 8;
   w->split_min_keys = 512;
   w->split_align = 256;
@@ -11634,7 +12776,9 @@ static void attn_generic_decode__scalar(const attngen_kernel *kernel, const attn
   float *restrict alpha = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
   float *restrict lim = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
-  float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  float *restrict slope = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* ALiBi: each row's slope and position */
+  float *restrict qpos = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 6 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16));
+  float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -11708,14 +12852,33 @@ static void attn_generic_decode__scalar(const attngen_kernel *kernel, const attn
   if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+  if (a->alibi_slopes) { /* ALiBi: each row's slope (of its q head) and position, as floats (exact below 2^24) */
+    for (int R = 0; R < rows_all; ++R) {
+      const int hh = R / rows_pv, r = R % rows_pv;
+      const int live = hh < nh && r < rows;
+      slope[R] = live ? a->alibi_slopes[(it->kvh0 + hh) * g + r % g] : 0.0f;
+      qpos[R] = live ? (float)(q0 + r / g + it->causal_offset) : 0.0f;
+    }
+  }
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
   const int nk = contig ? 64 : 64;
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
@@ -11765,6 +12928,21 @@ static void attn_generic_decode__scalar(const attngen_kernel *kernel, const attn
         }
       }
     }
+    if (softcap > 0.0f) { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const float cap = (softcap), inv_cap = (1.0f / softcap);
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; j += 1) *(st + R * ss + j) = (cap * attngen_tanh_scalar(((*(st + R * ss + j)) * inv_cap)));
+    }
+    if (a->alibi_slopes) { /* ALiBi: s += slope of the row's head * (key - the row's position) */
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; ++j) st[R * ss + j] += slope[R] * ((float)(kt + j) - qpos[R]);
+    }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / g + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[R * ss + j] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -11808,6 +12986,20 @@ static void attn_generic_decode__scalar(const attngen_kernel *kernel, const attn
     }
   }
 
+  /* Sink logits join the denominator once: here, or in the split-KV merge (an item writing partials skips them). */
+  if (a->sinks && !it->max_sum)
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+      for (int r = 0; r < rows; ++r) {
+        const float sink = a->sinks[(it->kvh0 + hh) * g + r % g], m_new = attngen_maxf_(m[r], sink);
+        if (m_new == -INFINITY) continue; /* no key seen and a -inf sink: nothing joins */
+        const float keep = expf(m[r] - m_new); /* 0 for a row that saw no key */
+        l[r] = l[r] * keep + expf(sink - m_new);
+        m[r] = m_new;
+        for (int c = 0; c < d; ++c) ot[r * dp + c] *= keep;
+      }
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
@@ -11841,7 +13033,7 @@ static void attn_generic_decode_f16__scalar__work(const attngen_shape *shape, at
   w->kv_heads_per_item = 0;
   w->row_stride = attngen_round_up(g * 8, 4);
   w->keys_per_tile = 64;
-  w->scratch_floats = 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 1)), 16)));
+  w->scratch_floats = 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 1)), 16)));
   w->split_max = 8;
   w->split_min_keys = 512;
   w->split_align = 256;
@@ -11871,7 +13063,9 @@ static void attn_generic_decode_f16__scalar(const attngen_kernel *kernel, const 
   float *restrict alpha = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
   float *restrict lim = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
-  float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  float *restrict slope = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* ALiBi: each row's slope and position */
+  float *restrict qpos = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 6 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16));
+  float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -11945,14 +13139,33 @@ static void attn_generic_decode_f16__scalar(const attngen_kernel *kernel, const 
   if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+  if (a->alibi_slopes) { /* ALiBi: each row's slope (of its q head) and position, as floats (exact below 2^24) */
+    for (int R = 0; R < rows_all; ++R) {
+      const int hh = R / rows_pv, r = R % rows_pv;
+      const int live = hh < nh && r < rows;
+      slope[R] = live ? a->alibi_slopes[(it->kvh0 + hh) * g + r % g] : 0.0f;
+      qpos[R] = live ? (float)(q0 + r / g + it->causal_offset) : 0.0f;
+    }
+  }
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
   const int nk = contig ? 64 : 64;
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
@@ -12002,6 +13215,21 @@ static void attn_generic_decode_f16__scalar(const attngen_kernel *kernel, const 
         }
       }
     }
+    if (softcap > 0.0f) { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const float cap = (softcap), inv_cap = (1.0f / softcap);
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; j += 1) *(st + R * ss + j) = (cap * attngen_tanh_scalar(((*(st + R * ss + j)) * inv_cap)));
+    }
+    if (a->alibi_slopes) { /* ALiBi: s += slope of the row's head * (key - the row's position) */
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; ++j) st[R * ss + j] += slope[R] * ((float)(kt + j) - qpos[R]);
+    }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / g + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[R * ss + j] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -12045,6 +13273,20 @@ static void attn_generic_decode_f16__scalar(const attngen_kernel *kernel, const 
     }
   }
 
+  /* Sink logits join the denominator once: here, or in the split-KV merge (an item writing partials skips them). */
+  if (a->sinks && !it->max_sum)
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+      for (int r = 0; r < rows; ++r) {
+        const float sink = a->sinks[(it->kvh0 + hh) * g + r % g], m_new = attngen_maxf_(m[r], sink);
+        if (m_new == -INFINITY) continue; /* no key seen and a -inf sink: nothing joins */
+        const float keep = expf(m[r] - m_new); /* 0 for a row that saw no key */
+        l[r] = l[r] * keep + expf(sink - m_new);
+        m[r] = m_new;
+        for (int c = 0; c < d; ++c) ot[r * dp + c] *= keep;
+      }
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
@@ -12078,7 +13320,7 @@ static void attn_generic_decode_bf16__scalar__work(const attngen_shape *shape, a
   w->kv_heads_per_item = 0;
   w->row_stride = attngen_round_up(g * 8, 4);
   w->keys_per_tile = 64;
-  w->scratch_floats = 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 1)), 16)));
+  w->scratch_floats = 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 1)), 16)));
   w->split_max = 8;
   w->split_min_keys = 512;
   w->split_align = 256;
@@ -12108,7 +13350,9 @@ static void attn_generic_decode_bf16__scalar(const attngen_kernel *kernel, const
   float *restrict alpha = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
   float *restrict lim = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
-  float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  float *restrict slope = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* ALiBi: each row's slope and position */
+  float *restrict qpos = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 6 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16));
+  float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -12182,14 +13426,33 @@ static void attn_generic_decode_bf16__scalar(const attngen_kernel *kernel, const
   if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+  if (a->alibi_slopes) { /* ALiBi: each row's slope (of its q head) and position, as floats (exact below 2^24) */
+    for (int R = 0; R < rows_all; ++R) {
+      const int hh = R / rows_pv, r = R % rows_pv;
+      const int live = hh < nh && r < rows;
+      slope[R] = live ? a->alibi_slopes[(it->kvh0 + hh) * g + r % g] : 0.0f;
+      qpos[R] = live ? (float)(q0 + r / g + it->causal_offset) : 0.0f;
+    }
+  }
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
   const int nk = contig ? 64 : 64;
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
@@ -12239,6 +13502,21 @@ static void attn_generic_decode_bf16__scalar(const attngen_kernel *kernel, const
         }
       }
     }
+    if (softcap > 0.0f) { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const float cap = (softcap), inv_cap = (1.0f / softcap);
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; j += 1) *(st + R * ss + j) = (cap * attngen_tanh_scalar(((*(st + R * ss + j)) * inv_cap)));
+    }
+    if (a->alibi_slopes) { /* ALiBi: s += slope of the row's head * (key - the row's position) */
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; ++j) st[R * ss + j] += slope[R] * ((float)(kt + j) - qpos[R]);
+    }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / g + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[R * ss + j] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -12282,6 +13560,20 @@ static void attn_generic_decode_bf16__scalar(const attngen_kernel *kernel, const
     }
   }
 
+  /* Sink logits join the denominator once: here, or in the split-KV merge (an item writing partials skips them). */
+  if (a->sinks && !it->max_sum)
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+      for (int r = 0; r < rows; ++r) {
+        const float sink = a->sinks[(it->kvh0 + hh) * g + r % g], m_new = attngen_maxf_(m[r], sink);
+        if (m_new == -INFINITY) continue; /* no key seen and a -inf sink: nothing joins */
+        const float keep = expf(m[r] - m_new); /* 0 for a row that saw no key */
+        l[r] = l[r] * keep + expf(sink - m_new);
+        m[r] = m_new;
+        for (int c = 0; c < d; ++c) ot[r * dp + c] *= keep;
+      }
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
@@ -12315,7 +13607,7 @@ static void attn_generic_decode_int8__scalar__work(const attngen_shape *shape, a
   w->kv_heads_per_item = 0;
   w->row_stride = attngen_round_up(g * 8, 4);
   w->keys_per_tile = 64;
-  w->scratch_floats = 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 1)), 16)));
+  w->scratch_floats = 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 1)), 16)));
   w->split_max = 8;
   w->split_min_keys = 512;
   w->split_align = 256;
@@ -12345,7 +13637,9 @@ static void attn_generic_decode_int8__scalar(const attngen_kernel *kernel, const
   float *restrict alpha = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
   float *restrict lim = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
-  float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  float *restrict slope = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* ALiBi: each row's slope and position */
+  float *restrict qpos = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 6 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16));
+  float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -12419,14 +13713,33 @@ static void attn_generic_decode_int8__scalar(const attngen_kernel *kernel, const
   if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+  if (a->alibi_slopes) { /* ALiBi: each row's slope (of its q head) and position, as floats (exact below 2^24) */
+    for (int R = 0; R < rows_all; ++R) {
+      const int hh = R / rows_pv, r = R % rows_pv;
+      const int live = hh < nh && r < rows;
+      slope[R] = live ? a->alibi_slopes[(it->kvh0 + hh) * g + r % g] : 0.0f;
+      qpos[R] = live ? (float)(q0 + r / g + it->causal_offset) : 0.0f;
+    }
+  }
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
   const int nk = contig ? 64 : 64;
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
@@ -12486,6 +13799,21 @@ static void attn_generic_decode_int8__scalar(const attngen_kernel *kernel, const
         }
       }
     }
+    if (softcap > 0.0f) { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const float cap = (softcap), inv_cap = (1.0f / softcap);
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; j += 1) *(st + R * ss + j) = (cap * attngen_tanh_scalar(((*(st + R * ss + j)) * inv_cap)));
+    }
+    if (a->alibi_slopes) { /* ALiBi: s += slope of the row's head * (key - the row's position) */
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; ++j) st[R * ss + j] += slope[R] * ((float)(kt + j) - qpos[R]);
+    }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / g + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[R * ss + j] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -12530,6 +13858,20 @@ static void attn_generic_decode_int8__scalar(const attngen_kernel *kernel, const
     }
   }
 
+  /* Sink logits join the denominator once: here, or in the split-KV merge (an item writing partials skips them). */
+  if (a->sinks && !it->max_sum)
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+      for (int r = 0; r < rows; ++r) {
+        const float sink = a->sinks[(it->kvh0 + hh) * g + r % g], m_new = attngen_maxf_(m[r], sink);
+        if (m_new == -INFINITY) continue; /* no key seen and a -inf sink: nothing joins */
+        const float keep = expf(m[r] - m_new); /* 0 for a row that saw no key */
+        l[r] = l[r] * keep + expf(sink - m_new);
+        m[r] = m_new;
+        for (int c = 0; c < d; ++c) ot[r * dp + c] *= keep;
+      }
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
@@ -12563,7 +13905,7 @@ static void attn_generic_decode_int8_g64__scalar__work(const attngen_shape *shap
   w->kv_heads_per_item = 0;
   w->row_stride = attngen_round_up(g * 8, 4);
   w->keys_per_tile = 64;
-  w->scratch_floats = 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 1)), 16)));
+  w->scratch_floats = 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 1)), 16)));
   w->split_max = 8;
   w->split_min_keys = 512;
   w->split_align = 256;
@@ -12593,7 +13935,9 @@ static void attn_generic_decode_int8_g64__scalar(const attngen_kernel *kernel, c
   float *restrict alpha = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
   float *restrict lim = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
-  float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  float *restrict slope = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* ALiBi: each row's slope and position */
+  float *restrict qpos = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 6 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16));
+  float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -12667,14 +14011,33 @@ static void attn_generic_decode_int8_g64__scalar(const attngen_kernel *kernel, c
   if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+  if (a->alibi_slopes) { /* ALiBi: each row's slope (of its q head) and position, as floats (exact below 2^24) */
+    for (int R = 0; R < rows_all; ++R) {
+      const int hh = R / rows_pv, r = R % rows_pv;
+      const int live = hh < nh && r < rows;
+      slope[R] = live ? a->alibi_slopes[(it->kvh0 + hh) * g + r % g] : 0.0f;
+      qpos[R] = live ? (float)(q0 + r / g + it->causal_offset) : 0.0f;
+    }
+  }
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
   const int nk = contig ? 64 : 64;
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
@@ -12734,6 +14097,21 @@ static void attn_generic_decode_int8_g64__scalar(const attngen_kernel *kernel, c
         }
       }
     }
+    if (softcap > 0.0f) { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const float cap = (softcap), inv_cap = (1.0f / softcap);
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; j += 1) *(st + R * ss + j) = (cap * attngen_tanh_scalar(((*(st + R * ss + j)) * inv_cap)));
+    }
+    if (a->alibi_slopes) { /* ALiBi: s += slope of the row's head * (key - the row's position) */
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; ++j) st[R * ss + j] += slope[R] * ((float)(kt + j) - qpos[R]);
+    }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / g + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[R * ss + j] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -12778,6 +14156,20 @@ static void attn_generic_decode_int8_g64__scalar(const attngen_kernel *kernel, c
     }
   }
 
+  /* Sink logits join the denominator once: here, or in the split-KV merge (an item writing partials skips them). */
+  if (a->sinks && !it->max_sum)
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+      for (int r = 0; r < rows; ++r) {
+        const float sink = a->sinks[(it->kvh0 + hh) * g + r % g], m_new = attngen_maxf_(m[r], sink);
+        if (m_new == -INFINITY) continue; /* no key seen and a -inf sink: nothing joins */
+        const float keep = expf(m[r] - m_new); /* 0 for a row that saw no key */
+        l[r] = l[r] * keep + expf(sink - m_new);
+        m[r] = m_new;
+        for (int c = 0; c < d; ++c) ot[r * dp + c] *= keep;
+      }
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
@@ -12811,7 +14203,7 @@ static void attn_generic_decode_int8_g32__scalar__work(const attngen_shape *shap
   w->kv_heads_per_item = 0;
   w->row_stride = attngen_round_up(g * 8, 4);
   w->keys_per_tile = 64;
-  w->scratch_floats = 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 1)), 16)));
+  w->scratch_floats = 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 1)), 16)));
   w->split_max = 8;
   w->split_min_keys = 512;
   w->split_align = 256;
@@ -12841,7 +14233,9 @@ static void attn_generic_decode_int8_g32__scalar(const attngen_kernel *kernel, c
   float *restrict alpha = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
   float *restrict lim = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
-  float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  float *restrict slope = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* ALiBi: each row's slope and position */
+  float *restrict qpos = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 6 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16));
+  float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -12915,14 +14309,33 @@ static void attn_generic_decode_int8_g32__scalar(const attngen_kernel *kernel, c
   if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+  /* Sliding window (0: none): row r sees keys from its causal limit - window on, and the first sink_keys keys. The
+   * keys [hide0, hide1) are outside every row's window: never read. Tiles from win_last down need the lower mask. */
+  const int window = a->window, sink_keys = window ? a->sink_tokens : 0;
+  int hide0 = it->k0 > sink_keys ? it->k0 : sink_keys;
+  if (hide0 > kend) hide0 = kend;
+  int hide1 = window ? q0 + offset + 1 - window : hide0;
+  if (hide1 > kend) hide1 = kend;
+  if (hide1 < hide0) hide1 = hide0;
+  const int win_last = window ? it->q1 + offset - window : INT_MIN;
+  const float softcap = a->softcap; /* resolved by the runtime: args, else the table's; 0: none */
+  if (a->alibi_slopes) { /* ALiBi: each row's slope (of its q head) and position, as floats (exact below 2^24) */
+    for (int R = 0; R < rows_all; ++R) {
+      const int hh = R / rows_pv, r = R % rows_pv;
+      const int live = hh < nh && r < rows;
+      slope[R] = live ? a->alibi_slopes[(it->kvh0 + hh) * g + r % g] : 0.0f;
+      qpos[R] = live ? (float)(q0 + r / g + it->causal_offset) : 0.0f;
+    }
+  }
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
   const int nk = contig ? 64 : 64;
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
+  for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
+    n = (kt < hide0 ? hide0 : kend) - kt;
+    if (n > nk) n = nk;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
@@ -12982,6 +14395,21 @@ static void attn_generic_decode_int8_g32__scalar(const attngen_kernel *kernel, c
         }
       }
     }
+    if (softcap > 0.0f) { /* soft-cap: s = softcap * tanh(s / softcap) */
+      const float cap = (softcap), inv_cap = (1.0f / softcap);
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; j += 1) *(st + R * ss + j) = (cap * attngen_tanh_scalar(((*(st + R * ss + j)) * inv_cap)));
+    }
+    if (a->alibi_slopes) { /* ALiBi: s += slope of the row's head * (key - the row's position) */
+      for (int R = 0; R < rows_all; ++R)
+        for (int j = 0; j < n; ++j) st[R * ss + j] += slope[R] * ((float)(kt + j) - qpos[R]);
+    }
+    if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = 0; r < rows; ++r) {
+        const int R = R0 + r, lo = q0 + r / g + offset + 1 - window;
+        for (int j = kt < sink_keys ? sink_keys - kt : 0; j < n && kt + j < lo; ++j) st[R * ss + j] = -INFINITY;
+      }
     {
       float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -13026,6 +14454,20 @@ static void attn_generic_decode_int8_g32__scalar(const attngen_kernel *kernel, c
     }
   }
 
+  /* Sink logits join the denominator once: here, or in the split-KV merge (an item writing partials skips them). */
+  if (a->sinks && !it->max_sum)
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+      for (int r = 0; r < rows; ++r) {
+        const float sink = a->sinks[(it->kvh0 + hh) * g + r % g], m_new = attngen_maxf_(m[r], sink);
+        if (m_new == -INFINITY) continue; /* no key seen and a -inf sink: nothing joins */
+        const float keep = expf(m[r] - m_new); /* 0 for a row that saw no key */
+        l[r] = l[r] * keep + expf(sink - m_new);
+        m[r] = m_new;
+        for (int c = 0; c < d; ++c) ot[r * dp + c] *= keep;
+      }
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
@@ -13051,118 +14493,118 @@ static void attn_generic_decode_int8_g32__scalar(const attngen_kernel *kernel, c
   }
 }
 
-/* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, work cut (q_tile, kv heads per item, row stride, keys per tile,
+/* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, attention features, work cut (q_tile, kv heads per item, row stride, keys per tile,
  * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len, head split min bytes, min flop) or the
  * function computing it, kernel */
 static const attngen_kernel_info attngen_table_generic_kernels[] = {
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_generic_prefill__avx512", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, { 0 }, attn_generic_prefill__avx512__work, attn_generic_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 0 }, attn_generic_prefill__avx512__work, attn_generic_prefill__avx512 },
   { "attn_generic_prefill_f16__avx512", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F16, { 0 }, attn_generic_prefill__avx512__work, attn_generic_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F16, 0, { 0 }, attn_generic_prefill__avx512__work, attn_generic_prefill__avx512 },
   { "attn_generic_prefill_bf16__avx512", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_BF16, { 0 }, attn_generic_prefill__avx512__work, attn_generic_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_BF16, 0, { 0 }, attn_generic_prefill__avx512__work, attn_generic_prefill__avx512 },
   { "attn_generic_prefill_int8__avx512", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_INT8, { 0 }, attn_generic_prefill__avx512__work, attn_generic_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_INT8, 0, { 0 }, attn_generic_prefill__avx512__work, attn_generic_prefill__avx512 },
   { "attn_generic_prefill_int8_g64__avx512", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_INT8_G64, { 0 }, attn_generic_prefill__avx512__work, attn_generic_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_INT8_G64, 0, { 0 }, attn_generic_prefill__avx512__work, attn_generic_prefill__avx512 },
   { "attn_generic_prefill_int8_g32__avx512", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_INT8_G32, { 0 }, attn_generic_prefill__avx512__work, attn_generic_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_INT8_G32, 0, { 0 }, attn_generic_prefill__avx512__work, attn_generic_prefill__avx512 },
   { "attn_generic_decode__avx512", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, { 0 }, attn_generic_decode__avx512__work, attn_generic_decode__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 0 }, attn_generic_decode__avx512__work, attn_generic_decode__avx512 },
   { "attn_generic_decode_f16__avx512", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F16, { 0 }, attn_generic_decode_f16__avx512__work, attn_generic_decode_f16__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F16, 0, { 0 }, attn_generic_decode_f16__avx512__work, attn_generic_decode_f16__avx512 },
   { "attn_generic_decode_bf16__avx512", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_BF16, { 0 }, attn_generic_decode_bf16__avx512__work, attn_generic_decode_bf16__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_BF16, 0, { 0 }, attn_generic_decode_bf16__avx512__work, attn_generic_decode_bf16__avx512 },
   { "attn_generic_decode_int8__avx512", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_INT8, { 0 }, attn_generic_decode_int8__avx512__work, attn_generic_decode_int8__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_INT8, 0, { 0 }, attn_generic_decode_int8__avx512__work, attn_generic_decode_int8__avx512 },
   { "attn_generic_decode_int8_g64__avx512", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_INT8_G64, { 0 }, attn_generic_decode_int8_g64__avx512__work, attn_generic_decode_int8_g64__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_INT8_G64, 0, { 0 }, attn_generic_decode_int8_g64__avx512__work, attn_generic_decode_int8_g64__avx512 },
   { "attn_generic_decode_int8_g32__avx512", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_INT8_G32, { 0 }, attn_generic_decode_int8_g32__avx512__work, attn_generic_decode_int8_g32__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_INT8_G32, 0, { 0 }, attn_generic_decode_int8_g32__avx512__work, attn_generic_decode_int8_g32__avx512 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_generic_prefill__avx2", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 0 }, attn_generic_prefill__avx2__work, attn_generic_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 0 }, attn_generic_prefill__avx2__work, attn_generic_prefill__avx2 },
   { "attn_generic_prefill_f16__avx2", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F16, { 0 }, attn_generic_prefill__avx2__work, attn_generic_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F16, 0, { 0 }, attn_generic_prefill__avx2__work, attn_generic_prefill__avx2 },
   { "attn_generic_prefill_bf16__avx2", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_BF16, { 0 }, attn_generic_prefill__avx2__work, attn_generic_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_BF16, 0, { 0 }, attn_generic_prefill__avx2__work, attn_generic_prefill__avx2 },
   { "attn_generic_prefill_int8__avx2", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_INT8, { 0 }, attn_generic_prefill__avx2__work, attn_generic_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_INT8, 0, { 0 }, attn_generic_prefill__avx2__work, attn_generic_prefill__avx2 },
   { "attn_generic_prefill_int8_g64__avx2", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_INT8_G64, { 0 }, attn_generic_prefill__avx2__work, attn_generic_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_INT8_G64, 0, { 0 }, attn_generic_prefill__avx2__work, attn_generic_prefill__avx2 },
   { "attn_generic_prefill_int8_g32__avx2", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_INT8_G32, { 0 }, attn_generic_prefill__avx2__work, attn_generic_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_INT8_G32, 0, { 0 }, attn_generic_prefill__avx2__work, attn_generic_prefill__avx2 },
   { "attn_generic_decode__avx2", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 0 }, attn_generic_decode__avx2__work, attn_generic_decode__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 0 }, attn_generic_decode__avx2__work, attn_generic_decode__avx2 },
   { "attn_generic_decode_f16__avx2", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F16, { 0 }, attn_generic_decode_f16__avx2__work, attn_generic_decode_f16__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F16, 0, { 0 }, attn_generic_decode_f16__avx2__work, attn_generic_decode_f16__avx2 },
   { "attn_generic_decode_bf16__avx2", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_BF16, { 0 }, attn_generic_decode_bf16__avx2__work, attn_generic_decode_bf16__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_BF16, 0, { 0 }, attn_generic_decode_bf16__avx2__work, attn_generic_decode_bf16__avx2 },
   { "attn_generic_decode_int8__avx2", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_INT8, { 0 }, attn_generic_decode_int8__avx2__work, attn_generic_decode_int8__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_INT8, 0, { 0 }, attn_generic_decode_int8__avx2__work, attn_generic_decode_int8__avx2 },
   { "attn_generic_decode_int8_g64__avx2", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_INT8_G64, { 0 }, attn_generic_decode_int8_g64__avx2__work, attn_generic_decode_int8_g64__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_INT8_G64, 0, { 0 }, attn_generic_decode_int8_g64__avx2__work, attn_generic_decode_int8_g64__avx2 },
   { "attn_generic_decode_int8_g32__avx2", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_INT8_G32, { 0 }, attn_generic_decode_int8_g32__avx2__work, attn_generic_decode_int8_g32__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_INT8_G32, 0, { 0 }, attn_generic_decode_int8_g32__avx2__work, attn_generic_decode_int8_g32__avx2 },
 #endif
 #if defined(__aarch64__)
   { "attn_generic_prefill__neon", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, { 0 }, attn_generic_prefill__neon__work, attn_generic_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 0 }, attn_generic_prefill__neon__work, attn_generic_prefill__neon },
   { "attn_generic_prefill_f16__neon", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F16, { 0 }, attn_generic_prefill__neon__work, attn_generic_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F16, 0, { 0 }, attn_generic_prefill__neon__work, attn_generic_prefill__neon },
   { "attn_generic_prefill_bf16__neon", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_BF16, { 0 }, attn_generic_prefill__neon__work, attn_generic_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_BF16, 0, { 0 }, attn_generic_prefill__neon__work, attn_generic_prefill__neon },
   { "attn_generic_prefill_int8__neon", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_INT8, { 0 }, attn_generic_prefill__neon__work, attn_generic_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_INT8, 0, { 0 }, attn_generic_prefill__neon__work, attn_generic_prefill__neon },
   { "attn_generic_prefill_int8_g64__neon", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_INT8_G64, { 0 }, attn_generic_prefill__neon__work, attn_generic_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_INT8_G64, 0, { 0 }, attn_generic_prefill__neon__work, attn_generic_prefill__neon },
   { "attn_generic_prefill_int8_g32__neon", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_INT8_G32, { 0 }, attn_generic_prefill__neon__work, attn_generic_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_INT8_G32, 0, { 0 }, attn_generic_prefill__neon__work, attn_generic_prefill__neon },
   { "attn_generic_decode__neon", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, { 0 }, attn_generic_decode__neon__work, attn_generic_decode__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 0 }, attn_generic_decode__neon__work, attn_generic_decode__neon },
   { "attn_generic_decode_f16__neon", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F16, { 0 }, attn_generic_decode_f16__neon__work, attn_generic_decode_f16__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F16, 0, { 0 }, attn_generic_decode_f16__neon__work, attn_generic_decode_f16__neon },
   { "attn_generic_decode_bf16__neon", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_BF16, { 0 }, attn_generic_decode_bf16__neon__work, attn_generic_decode_bf16__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_BF16, 0, { 0 }, attn_generic_decode_bf16__neon__work, attn_generic_decode_bf16__neon },
   { "attn_generic_decode_int8__neon", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_INT8, { 0 }, attn_generic_decode_int8__neon__work, attn_generic_decode_int8__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_INT8, 0, { 0 }, attn_generic_decode_int8__neon__work, attn_generic_decode_int8__neon },
   { "attn_generic_decode_int8_g64__neon", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_INT8_G64, { 0 }, attn_generic_decode_int8_g64__neon__work, attn_generic_decode_int8_g64__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_INT8_G64, 0, { 0 }, attn_generic_decode_int8_g64__neon__work, attn_generic_decode_int8_g64__neon },
   { "attn_generic_decode_int8_g32__neon", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_INT8_G32, { 0 }, attn_generic_decode_int8_g32__neon__work, attn_generic_decode_int8_g32__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_INT8_G32, 0, { 0 }, attn_generic_decode_int8_g32__neon__work, attn_generic_decode_int8_g32__neon },
 #endif
   { "attn_generic_prefill__scalar", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 0 }, attn_generic_prefill__scalar__work, attn_generic_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, attn_generic_prefill__scalar__work, attn_generic_prefill__scalar },
   { "attn_generic_prefill_f16__scalar", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F16, { 0 }, attn_generic_prefill__scalar__work, attn_generic_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F16, 0, { 0 }, attn_generic_prefill__scalar__work, attn_generic_prefill__scalar },
   { "attn_generic_prefill_bf16__scalar", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_BF16, { 0 }, attn_generic_prefill__scalar__work, attn_generic_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_BF16, 0, { 0 }, attn_generic_prefill__scalar__work, attn_generic_prefill__scalar },
   { "attn_generic_prefill_int8__scalar", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_INT8, { 0 }, attn_generic_prefill__scalar__work, attn_generic_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_INT8, 0, { 0 }, attn_generic_prefill__scalar__work, attn_generic_prefill__scalar },
   { "attn_generic_prefill_int8_g64__scalar", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_INT8_G64, { 0 }, attn_generic_prefill__scalar__work, attn_generic_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_INT8_G64, 0, { 0 }, attn_generic_prefill__scalar__work, attn_generic_prefill__scalar },
   { "attn_generic_prefill_int8_g32__scalar", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_INT8_G32, { 0 }, attn_generic_prefill__scalar__work, attn_generic_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_INT8_G32, 0, { 0 }, attn_generic_prefill__scalar__work, attn_generic_prefill__scalar },
   { "attn_generic_decode__scalar", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 0 }, attn_generic_decode__scalar__work, attn_generic_decode__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, attn_generic_decode__scalar__work, attn_generic_decode__scalar },
   { "attn_generic_decode_f16__scalar", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F16, { 0 }, attn_generic_decode_f16__scalar__work, attn_generic_decode_f16__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F16, 0, { 0 }, attn_generic_decode_f16__scalar__work, attn_generic_decode_f16__scalar },
   { "attn_generic_decode_bf16__scalar", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_BF16, { 0 }, attn_generic_decode_bf16__scalar__work, attn_generic_decode_bf16__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_BF16, 0, { 0 }, attn_generic_decode_bf16__scalar__work, attn_generic_decode_bf16__scalar },
   { "attn_generic_decode_int8__scalar", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_INT8, { 0 }, attn_generic_decode_int8__scalar__work, attn_generic_decode_int8__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_INT8, 0, { 0 }, attn_generic_decode_int8__scalar__work, attn_generic_decode_int8__scalar },
   { "attn_generic_decode_int8_g64__scalar", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_INT8_G64, { 0 }, attn_generic_decode_int8_g64__scalar__work, attn_generic_decode_int8_g64__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_INT8_G64, 0, { 0 }, attn_generic_decode_int8_g64__scalar__work, attn_generic_decode_int8_g64__scalar },
   { "attn_generic_decode_int8_g32__scalar", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_INT8_G32, { 0 }, attn_generic_decode_int8_g32__scalar__work, attn_generic_decode_int8_g32__scalar },
-  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 0 }, NULL, NULL } /* end */
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_INT8_G32, 0, { 0 }, attn_generic_decode_int8_g32__scalar__work, attn_generic_decode_int8_g32__scalar },
+  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL } /* end */
 };
 
-/* ABI 7 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
- * fallback): scale, rope */
+/* ABI 8 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+ * fallback): scale, rope, attention features */
 const attngen_table attngen_table_generic = {
-  7, "generic", "0.2.0", 0, 0, 0, { 0, { ATTNGEN_ROPE_NONE, 0, NULL, 0, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 } }, attngen_table_generic_kernels,
+  8, "generic", "0.2.0", 0, 0, 0, { 0, { ATTNGEN_ROPE_NONE, 0, NULL, 0, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 0 } }, attngen_table_generic_kernels,
   (int)(sizeof attngen_table_generic_kernels / sizeof attngen_table_generic_kernels[0]) - 1
 };

@@ -12,7 +12,7 @@
 #define ATTNGEN_VERSION_PATCH 0
 #define ATTNGEN_VERSION_STRING "0.2.0"
 /* Layout and meaning of generated tables; attngen_select refuses a table with another ABI. */
-#define ATTNGEN_ABI 7
+#define ATTNGEN_ABI 8
 
 #define ATTNGEN_MAX_HEADS 1024
 #define ATTNGEN_MAX_HEAD_DIM 512
@@ -195,10 +195,36 @@ typedef struct {
   double cs_scale;              /* every cos and sin is multiplied by it: YaRN's attention factor, else 1 */
 } attngen_rope;
 
+/* ---- attention features: bits of attngen_shape.features and attngen_kernel_info.features (0: none). Presence is
+ * part of a kernel's identity (and name); the values are attngen_feature_values, overridable per call. */
+enum {
+  ATTNGEN_ATTN_WINDOW = 1, /* sliding window: query at position i sees keys i - window < j <= i (window keys, itself included, as HF transformers' sliding_window: Mistral, Gemma-2, gpt-oss), and keys j < sink_tokens */
+  ATTNGEN_ATTN_SOFTCAP = 2, /* logit soft-cap: each scaled score s becomes softcap * tanh(s / softcap) before the mask (Gemma-2: 50) */
+  ATTNGEN_ATTN_SINKS = 4, /* sink logits (gpt-oss): a learned logit per query head joins the softmax denominator, with no value row */
+  ATTNGEN_ATTN_ALIBI = 8, /* ALiBi: score + slope_h * (j - i), key minus query position; slopes by the BLOOM rule from max_bias */
+  ATTNGEN_ATTN_ALL_ = 15
+};
+#define ATTNGEN_ATTN_LIST(X) \
+  X(WINDOW, window) \
+  X(SOFTCAP, softcap) \
+  X(SINKS, sinks) \
+  X(ALIBI, alibi) \
+  /* end */
+
+/* The values of a table's attention features (each 0 / NULL when the model lacks the feature). */
+typedef struct {
+  int window;                /* keys a query sees, itself included: i - window < j <= i */
+  int sink_tokens;           /* with a window: the first sink_tokens keys stay visible to every query */
+  float softcap;             /* scaled scores s become softcap * tanh(s / softcap) */
+  float alibi_max_bias;      /* ALiBi: the slopes' max_bias (BLOOM: 8) */
+  const float *alibi_slopes; /* ALiBi: [heads] slope of each query head (attngen_alibi_slopes' rule) */
+} attngen_feature_values;
+
 /* ---- per-kernel parameters: config options every kernel of a table carries (and the generic fallback uses) */
 typedef struct {
   float scale; /* softmax scale; 0 = 1/sqrt(head_dim) */
   attngen_rope rope; /* rotary position embedding (style ATTNGEN_ROPE_NONE: none) */
+  attngen_feature_values features; /* attention features' values */
 } attngen_params;
 #define ATTNGEN_OPTION_LIST(X) \
   X(scale, float) \

@@ -18,11 +18,11 @@ from .attention import attention
 from .cache import KVCache
 from .dtypes import bf16_from_float32, bf16_to_float32, dequantize
 from .errors import BuildError, Error, LibraryNotFound
-from .kernel import Call, Kernel, select
+from .kernel import Call, Kernel, alibi_slopes, select
 from .merge import merge_states
 from .model import Model, build, compile_model, generate, load
 
-__all__ = ["attention", "merge_states", "select", "build", "generate", "compile_model", "load", "load_library", "Model", "Kernel",
+__all__ = ["attention", "merge_states", "alibi_slopes", "select", "build", "generate", "compile_model", "load", "load_library", "Model", "Kernel",
            "Call", "KVCache", "Error", "LibraryNotFound", "BuildError", "dequantize", "bf16_from_float32",
            "bf16_to_float32", "dtypes", "ISAS", "MASKS", "PHASES", "KV_DTYPES", "cpu_isas"]
 

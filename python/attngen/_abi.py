@@ -18,25 +18,28 @@ PHASES = ("prefill", "decode")
 MASKS = ("none", "causal", "padding", "causal_padding", "cross")
 KV_DTYPES = ("f32", "f16", "bf16", "int8", "int8_g64", "int8_g32")
 ROPE_STYLES = ("none", "half", "interleaved")
+# Attention features: their bits in attngen_shape.features / attngen_kernel_info.features (ATTNGEN_ATTN_*).
+ATTN_FEATURES = {"window": 1, "softcap": 2, "sinks": 4, "alibi": 8}
 STATUS_CODES = {0: "ATTNGEN_OK", -1: "ATTNGEN_ERR_NULL", -2: "ATTNGEN_ERR_SIZE", -3: "ATTNGEN_ERR_CAPACITY",
                 -4: "ATTNGEN_ERR_LENGTHS", -5: "ATTNGEN_ERR_SHAPE", -6: "ATTNGEN_ERR_UNSUPPORTED",
                 -7: "ATTNGEN_ERR_NOMEM", -8: "ATTNGEN_ERR_STRIDE", -9: "ATTNGEN_ERR_ALIAS", -10: "ATTNGEN_ERR_DTYPE"}
 
 # C constants the package relies on, by their C names.
-CONSTANTS = {"ATTNGEN_ABI": 7, "ATTNGEN_MAX_HEAD_DIM": 512, "ATTNGEN_DECODE_MAX_Q": 8, "ATTNGEN_MAX_LEN": 1 << 30,
+CONSTANTS = {"ATTNGEN_ABI": 8, "ATTNGEN_MAX_HEAD_DIM": 512, "ATTNGEN_DECODE_MAX_Q": 8, "ATTNGEN_MAX_LEN": 1 << 30,
              "ATTNGEN_MAX_THREADS": 1024}
 CONSTANTS.update({"ATTNGEN_ISA_" + n.upper(): i for i, n in enumerate(ISAS)})
 CONSTANTS.update({"ATTNGEN_PHASE_" + n.upper(): i for i, n in enumerate(PHASES)})
 CONSTANTS.update({"ATTNGEN_MASK_" + n.upper(): i for i, n in enumerate(MASKS)})
 CONSTANTS.update({"ATTNGEN_KV_" + n.upper(): i for i, n in enumerate(KV_DTYPES)})
 CONSTANTS.update({"ATTNGEN_ROPE_" + n.upper(): i for i, n in enumerate(ROPE_STYLES)})
+CONSTANTS.update({"ATTNGEN_ATTN_" + n.upper(): bit for n, bit in ATTN_FEATURES.items()})
 CONSTANTS.update({code: status for status, code in STATUS_CODES.items()})
 
 
 class Shape(ctypes.Structure):
     _c_name = "attngen_shape"
     _fields_ = [("heads", c_int), ("kv_heads", c_int), ("head_dim", c_int),
-                ("mask", c_enum), ("phase", c_enum), ("kv_dtype", c_enum)]
+                ("mask", c_enum), ("phase", c_enum), ("kv_dtype", c_enum), ("features", ctypes.c_uint)]
 
 
 class Strides(ctypes.Structure):
@@ -53,7 +56,9 @@ class Args(ctypes.Structure):
                 ("kv_lens", c_void_p), ("scale", c_float), ("lse", c_void_p), ("q_pos", c_void_p),
                 ("k_f16", c_void_p), ("v_f16", c_void_p), ("k_bf16", c_void_p), ("v_bf16", c_void_p),
                 ("k_i8", c_void_p), ("v_i8", c_void_p), ("k_scale", c_void_p), ("v_scale", c_void_p),
-                ("k_scale_stride", Strides), ("v_scale_stride", Strides)]
+                ("k_scale_stride", Strides), ("v_scale_stride", Strides),
+                ("window", c_int), ("sink_tokens", c_int), ("softcap", c_float), ("alibi_slopes", c_void_p),
+                ("sinks", c_void_p)]
 
 
 class Work(ctypes.Structure):
@@ -74,15 +79,21 @@ class Rope(ctypes.Structure):
                 ("cs_scale", c_double)]
 
 
+class FeatureValues(ctypes.Structure):
+    _c_name = "attngen_feature_values"
+    _fields_ = [("window", c_int), ("sink_tokens", c_int), ("softcap", c_float), ("alibi_max_bias", c_float),
+                ("alibi_slopes", c_void_p)]
+
+
 class Params(ctypes.Structure):
     _c_name = "attngen_params"
-    _fields_ = [("scale", c_float), ("rope", Rope)]
+    _fields_ = [("scale", c_float), ("rope", Rope), ("features", FeatureValues)]
 
 
 class KernelInfo(ctypes.Structure):
     _c_name = "attngen_kernel_info"
     _fields_ = [("name", c_char_p), ("heads", c_int), ("kv_heads", c_int), ("head_dim", c_int),
-                ("mask", c_enum), ("phase", c_enum), ("isa", c_enum), ("kv_dtype", c_enum),
+                ("mask", c_enum), ("phase", c_enum), ("isa", c_enum), ("kv_dtype", c_enum), ("features", ctypes.c_uint),
                 ("work", Work), ("work_fn", c_void_p), ("fn", c_void_p)]
 
 
@@ -114,7 +125,8 @@ class AppendArgs(ctypes.Structure):
 class StepArgs(ctypes.Structure):
     _c_name = "attngen_step_args"
     _fields_ = [("kv", AppendArgs), ("q", c_void_p), ("o", c_void_p), ("q_stride", Strides), ("o_stride", Strides),
-                ("scale", c_float), ("lse", c_void_p)]
+                ("scale", c_float), ("lse", c_void_p), ("window", c_int), ("sink_tokens", c_int),
+                ("softcap", c_float), ("alibi_slopes", c_void_p), ("sinks", c_void_p)]
 
 
 class MergeArgs(ctypes.Structure):
@@ -124,7 +136,8 @@ class MergeArgs(ctypes.Structure):
                 ("o", c_void_p), ("lse", c_void_p), ("o_stride", Strides), ("lse_stride", Strides)]
 
 
-STRUCTS = (Shape, Strides, Args, Work, Rope, Params, KernelInfo, Kernel, Table, AppendArgs, StepArgs, MergeArgs)
+STRUCTS = (Shape, Strides, Args, Work, Rope, FeatureValues, Params, KernelInfo, Kernel, Table, AppendArgs, StepArgs,
+           MergeArgs)
 
 # The K/V pointer fields of each storage type, in Args (attention) and AppendArgs (append / step): (k, v, k scale,
 # v scale); the float types have no scales.

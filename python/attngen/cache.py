@@ -10,7 +10,7 @@ import numpy as np
 from . import _abi, dtypes
 from ._tensors import as_array, check_dtype, check_shape, four_d, int32_vector, pointer, strides
 from .errors import check
-from .kernel import KV_LAYOUT, Q_LAYOUT, c_int, outputs, result, scale_arrays, set_kv
+from .kernel import KV_LAYOUT, Q_LAYOUT, c_int, outputs, result, scale_arrays, set_features, set_kv
 
 NEW_LAYOUT = "[batch, n_new, kv_heads, head_dim]"
 
@@ -87,9 +87,11 @@ def append(kernel, cache, k_new, v_new, pos=None):
     del keep
 
 
-def step(kernel, cache, q, k_new, v_new, *, pos=None, scale=None, out=None, return_lse=False, threads=1):
+def step(kernel, cache, q, k_new, v_new, *, pos=None, scale=None, out=None, return_lse=False, threads=1, window=None,
+         sink_tokens=None, softcap=None, sinks=None, alibi_slopes=None):
     """One decode or chunked-prefill step: append k_new/v_new, then attention of the n_new queries q (fp32
     [batch, n_new, heads, head_dim]) of each sequence against its cache, query i seeing keys j <= length + i.
+    window, sink_tokens, softcap, sinks, alibi_slopes: the attention features' values, as in Kernel.bind.
     Returns out [batch, n_new, heads, head_dim], or (out, lse) with lse [batch, heads, n_new]."""
     c = _abi.StepArgs()
     c.kv, keep = _append_args(cache, k_new, v_new, pos)
@@ -101,6 +103,7 @@ def step(kernel, cache, q, k_new, v_new, *, pos=None, scale=None, out=None, retu
     c.q, c.q_stride, c.o, c.o_stride = pointer(qa), strides(qa, "q"), pointer(oa), strides(oa, "out")
     c.scale = 0.0 if scale is None else float(scale)
     c.lse = None if lse is None else pointer(lse)
+    vectors = set_features(c, kernel.heads, window, sink_tokens, softcap, sinks, alibi_slopes)
     lib, threads = kernel._lib, c_int(threads, "threads")
     if threads == 1:
         status = lib.attngen_step(ctypes.byref(kernel._c), ctypes.byref(c))
@@ -108,5 +111,5 @@ def step(kernel, cache, q, k_new, v_new, *, pos=None, scale=None, out=None, retu
         status = lib.attngen_step_parallel(ctypes.byref(kernel._c), ctypes.byref(c), threads)
     check(lib, status, "attngen_step")
     cache.lengths += c.kv.n_new
-    del keep
+    del keep, vectors
     return result(q, out, oa, lse)

@@ -20,11 +20,59 @@ def c_int(value, name, low=-INT_MAX - 1):
     return int(value)
 
 
-def make_shape(heads, kv_heads, head_dim, mask, phase, kv_dtype):
+def feature_bits(features):
+    """attngen_shape.features of attention feature names ("window", "softcap", "sinks", "alibi")."""
+    bits = 0
+    for name in features or ():
+        if name not in _abi.ATTN_FEATURES:
+            raise refuse("ATTNGEN_ERR_SHAPE", f"attngen: unknown attention feature {name!r} (known: "
+                                              f"{', '.join(_abi.ATTN_FEATURES)})")
+        bits |= _abi.ATTN_FEATURES[name]
+    return bits
+
+
+def feature_names(bits):
+    return tuple(n for n, bit in _abi.ATTN_FEATURES.items() if bits & bit)
+
+
+def make_shape(heads, kv_heads, head_dim, mask, phase, kv_dtype, features=()):
     kv_heads = heads if kv_heads is None else kv_heads
     return _abi.Shape(c_int(heads, "heads"), c_int(kv_heads, "kv_heads"), c_int(head_dim, "head_dim"),
                       dtypes.check_name("mask", mask, _abi.MASKS), dtypes.check_name("phase", phase, _abi.PHASES),
-                      dtypes.check_name("kv_dtype", kv_dtype, _abi.KV_DTYPES))
+                      dtypes.check_name("kv_dtype", kv_dtype, _abi.KV_DTYPES), feature_bits(features))
+
+
+def alibi_slopes(heads, max_bias=8.0, library=None):
+    """ALiBi's slopes of `heads` query heads (attngen_alibi_slopes: BLOOM's rule with max_bias), fp32 [heads]."""
+    lib = _library.load(library)
+    out = np.empty(c_int(heads, "heads", 1), np.float32)
+    check(lib, lib.attngen_alibi_slopes(heads, float(max_bias), out.ctypes.data), "attngen_alibi_slopes")
+    return out
+
+
+def features_given(window=None, sink_tokens=None, softcap=None, sinks=None, alibi_slopes=None):
+    """The attention features a call's values turn on (sink_tokens belongs to the window)."""
+    given = {"window": window, "softcap": softcap, "sinks": sinks, "alibi": alibi_slopes}
+    return tuple(n for n, v in given.items() if v is not None)
+
+
+def set_features(c_args, heads, window, sink_tokens, softcap, sinks, alibi_slopes):
+    """Fills the feature fields of attngen_args / attngen_step_args (None: 0 / NULL, the table's value). Returns the
+    arrays they point into (sinks, alibi_slopes: fp32 [heads], copied dense), to keep alive with the call."""
+    c_args.window = 0 if window is None else c_int(window, "window")
+    c_args.sink_tokens = 0 if sink_tokens is None else c_int(sink_tokens, "sink_tokens")
+    c_args.softcap = 0.0 if softcap is None else float(softcap)
+    keep = []
+    for field, x in (("sinks", sinks), ("alibi_slopes", alibi_slopes)):
+        a = None
+        if x is not None:
+            a = np.ascontiguousarray(as_array(x, field), dtype=np.float32).ravel()
+            if a.size != heads:
+                raise refuse("ATTNGEN_ERR_SIZE", f"attngen: {field} must have {heads} entries (one per query head), "
+                                                 f"got {a.size}")
+        setattr(c_args, field, None if a is None else pointer(a))
+        keep.append(a)
+    return tuple(keep)
 
 
 # A table's rotary position embedding: style "none", "half" (rotate_half) or "interleaved"; the first rotary_dim dims
@@ -40,11 +88,13 @@ def rope_of(params):
                 np.array(inv_freq[:r.rotary_dim // 2]) if inv_freq else np.zeros(0), r.cs_scale)
 
 
-def select(heads, kv_heads=None, head_dim=None, mask="none", phase="prefill", kv_dtype="f32", isa=None, library=None):
+def select(heads, kv_heads=None, head_dim=None, mask="none", phase="prefill", kv_dtype="f32", isa=None, library=None,
+           features=()):
     """The generic kernel for a shape, without a model: on the best ISA of this CPU (attngen_select), or on `isa`
-    (attngen_select_generic; refused when the CPU lacks it). kv_heads defaults to heads."""
+    (attngen_select_generic; refused when the CPU lacks it). kv_heads defaults to heads; features: the attention
+    features it applies ("window", "softcap", "sinks", "alibi"), whose values each call then gives."""
     lib = _library.load(library)
-    shape = make_shape(heads, kv_heads, head_dim, mask, phase, kv_dtype)
+    shape = make_shape(heads, kv_heads, head_dim, mask, phase, kv_dtype, features)
     out = _abi.Kernel()
     if isa is None:
         check(lib, lib.attngen_select(None, ctypes.byref(shape), ctypes.byref(out)), "attngen_select")
@@ -67,6 +117,7 @@ class Kernel:
         s = c_kernel.shape
         self.heads, self.kv_heads, self.head_dim = s.heads, s.kv_heads, s.head_dim
         self.mask, self.phase, self.kv_dtype = _abi.MASKS[s.mask], _abi.PHASES[s.phase], _abi.KV_DTYPES[s.kv_dtype]
+        self.features = feature_names(s.features)  # attention features applied, values from the call or the table
         self.scale = c_kernel.params.scale or 1 / math.sqrt(self.head_dim)
         self.rope = rope_of(c_kernel.params)  # a RoPE kernel rotates Q by its position and expects K rotated
 
@@ -75,14 +126,19 @@ class Kernel:
                 f"mask={self.mask} phase={self.phase} kv_dtype={self.kv_dtype}>")
 
     def bind(self, q, k, v, *, kv_len=None, kv_lens=None, scale=None, k_scale=None, v_scale=None, out=None,
-             return_lse=False, threads=1, q_pos=None):
+             return_lse=False, threads=1, q_pos=None, window=None, sink_tokens=None, softcap=None, sinks=None,
+             alibi_slopes=None):
         """A Call of attention with these tensors, checked once: Q/O fp32 [batch, q_len, heads, head_dim], K/V
         [batch, kv_capacity, kv_heads, head_dim] of the kernel's storage type (int8: with fp32 scales
         [batch, kv_capacity, kv_heads, head_dim / group]), any strides with a contiguous last dimension.
         kv_len: rows in use (default kv_capacity); kv_lens: [batch] valid keys per sequence (padding, cross masks);
         scale: None for the kernel's; threads: 1 runs on the calling thread, n > 1 on n threads, 0 on every CPU;
-        q_pos: RoPE kernels, [batch, q_len] position of each query (default kv_len - q_len + i)."""
-        tensors = _AttentionTensors(self, q, k, v, kv_len, kv_lens, scale, k_scale, v_scale, out, return_lse, q_pos)
+        q_pos: RoPE kernels, [batch, q_len] position of each query (default kv_len - q_len + i).
+        Attention features' values (attngen_args; each only for a kernel with the feature, None: the table's):
+        window (keys a query sees, itself included), sink_tokens (first keys every query sees), softcap,
+        sinks (fp32 [heads] sink logits), alibi_slopes (fp32 [heads])."""
+        tensors = _AttentionTensors(self, q, k, v, kv_len, kv_lens, scale, k_scale, v_scale, out, return_lse, q_pos,
+                                    (window, sink_tokens, softcap, sinks, alibi_slopes))
         return Call(self, tensors, threads)
 
     def __call__(self, q, k, v, **options):
@@ -121,7 +177,7 @@ def result(q, out_given, out, lse):
 class _AttentionTensors:
     """attngen_args filled from the caller's tensors, and the arrays it points into (kept alive with it)."""
 
-    def __init__(self, kernel, q, k, v, kv_len, kv_lens, scale, k_scale, v_scale, out, return_lse, q_pos):
+    def __init__(self, kernel, q, k, v, kv_len, kv_lens, scale, k_scale, v_scale, out, return_lse, q_pos, features):
         qa, ka, va = as_array(q, "q"), as_array(k, "k"), as_array(v, "v")
         batch, q_len, heads, head_dim = four_d(qa, "q", Q_LAYOUT)
         check_dtype(qa, "q", np.float32)
@@ -147,7 +203,8 @@ class _AttentionTensors:
         a.scale = 0.0 if scale is None else float(scale)
         a.lse = None if lse is None else pointer(lse)
         a.q_pos = None if positions is None else pointer(positions)
-        self.keep = (qa, ka, va, oa, lse, lens, positions, scales)
+        vectors = set_features(a, heads, *features)
+        self.keep = (qa, ka, va, oa, lse, lens, positions, scales, vectors)
         self.returns = (q, out, oa, lse)
 
 

@@ -14,7 +14,7 @@ import tempfile
 
 from . import _abi, _library, dtypes
 from .errors import BuildError, check, refuse
-from .kernel import Kernel, make_shape, rope_of
+from .kernel import Kernel, feature_names, make_shape, rope_of
 
 SOURCE_GENERATOR = os.path.join(_library.SOURCE_TREE, "gen", "attngen.lua")
 
@@ -125,6 +125,10 @@ class Model:
         self.kernels = [KernelInfo(k.name.decode(), k.heads, k.kv_heads, k.head_dim, _abi.MASKS[k.mask],
                                     _abi.PHASES[k.phase], _abi.ISAS[k.isa], _abi.KV_DTYPES[k.kv_dtype])
                         for k in t.kernels[:t.count]]
+        # the attention features of the table's kernels (every kernel of a table has the same), and their values
+        self.features = feature_names(t.kernels[0].features) if t.count else ()
+        f = t.params.features
+        self.feature_values = dict(window=f.window, sink_tokens=f.sink_tokens, softcap=f.softcap)
 
     def __repr__(self):
         return (f"<attngen.Model {self.name} heads={self.heads} kv_heads={self.kv_heads} head_dim={self.head_dim} "
@@ -136,12 +140,13 @@ class Model:
         return any(k[1:6] + (k.kv_dtype,) == want for k in self.kernels)
 
     def select(self, heads=None, kv_heads=None, head_dim=None, mask="none", phase="prefill", kv_dtype="f32",
-               isa=None):
-        """The kernel for a shape (heads, kv_heads, head_dim default to the model's): attngen_select, which falls back
-        to the generic kernel (kernel.generic) when the table has none; with isa, exactly that specialized kernel
-        (attngen_select_specialized; refused if the table or the CPU has none)."""
+               isa=None, features=None):
+        """The kernel for a shape (heads, kv_heads, head_dim default to the model's; features: attention feature
+        names, default the model's): attngen_select, which falls back to the generic kernel (kernel.generic) when
+        the table has none; with isa, exactly that specialized kernel (attngen_select_specialized; refused if the
+        table or the CPU has none)."""
         shape = make_shape(heads or self.heads, kv_heads or self.kv_heads, head_dim or self.head_dim, mask, phase,
-                           kv_dtype)
+                           kv_dtype, self.features if features is None else features)
         out, table, lib = _abi.Kernel(), ctypes.byref(self._table), self._lib
         if isa is None:
             check(lib, lib.attngen_select(table, ctypes.byref(shape), ctypes.byref(out)), "attngen_select")

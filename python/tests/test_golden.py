@@ -8,8 +8,8 @@ Conventions: the float64 statements of golden_reference.py reproduce every layer
 convention misses by far more than the tolerance. PlainAttention: attngen's causal GQA attention on the recorded
 post-RoPE q, k, v wherever a layer needs none of the missing features (full layers without soft-cap or sinks; sliding
 layers on the query rows the window does not reach yet, and decode steps, whose cache presents exactly the window's
-rows). Features: sliding window, soft-cap, sinks and ALiBi, written against the attngen.attention argument expected to
-enable each; they skip, naming it, while attngen.attention has no such argument. Tolerances: golden_data.py."""
+rows). Features: every layer and phase through attngen.attention with the layer's window, softcap, sinks and
+alibi_slopes (attngen_args' feature values). Tolerances: golden_data.py."""
 import inspect
 import unittest
 
@@ -23,7 +23,7 @@ ATTENTION_ARGS = set(inspect.signature(attngen.attention).parameters)
 
 
 def missing(*names):
-    """The expected attngen.attention arguments it does not take yet."""
+    """The attngen.attention arguments of `names` it does not take."""
     return [n for n in names if n not in ATTENTION_ARGS]
 
 
@@ -150,15 +150,12 @@ class Conventions(Golden):
 
 
 class Features(Golden):
-    """Conventions attngen does not implement yet. Each test calls attngen.attention with the argument expected to
-    enable the feature and skips while attngen.attention has no such argument."""
+    """Each layer's features through attngen.attention's arguments of the same names as attngen_args' fields: the
+    whole prefill and every decode step against the model's outputs."""
 
     def run_layers(self, names, args, select, extra):
         """Every selected layer's prefill and decode steps through attngen.attention(..., **extra(layer, arrays))."""
-        absent = missing(*args)
-        if absent:
-            expected = " ".join(self._testMethodDoc.split())
-            self.skipTest(f"attngen.attention has no {', '.join(absent)} argument yet. {expected}")
+        self.assertEqual(missing(*args), [], "attngen.attention arguments")
         ran = 0
         for name, meta, arrays, layer in self.layers(*names):
             if not select(layer, arrays):
@@ -171,25 +168,25 @@ class Features(Golden):
         self.assertGreater(ran, 0)
 
     def test_sliding_window(self):
-        """Expected: attngen.attention(q, k, v, causal=True, sliding_window=W): query i sees keys j with
+        """attngen.attention(q, k, v, causal=True, window=W): query i sees keys j with
         i - W < j <= i (W keys, itself included), HF's mask; Mistral and Gemma 3's local layer."""
-        self.run_layers(("mistral", "gemma3"), ["sliding_window"], lambda l, a: l["sliding_window"] is not None,
-                        lambda l, a: {"sliding_window": l["sliding_window"]})
+        self.run_layers(("mistral", "gemma3"), ["window"], lambda l, a: l["sliding_window"] is not None,
+                        lambda l, a: {"window": l["sliding_window"]})
 
     def test_softcap(self):
-        """Expected: attngen.attention(..., softcap=50.0, sliding_window=W or None): s = 50 * tanh(s * scale / 50)
+        """attngen.attention(..., softcap=50.0, window=W or None): s = 50 * tanh(s * scale / 50)
         before the mask; Gemma 2, both layer kinds."""
-        self.run_layers(("gemma2",), ["softcap", "sliding_window"], lambda l, a: True,
-                        lambda l, a: {"softcap": l["softcap"], "sliding_window": l["sliding_window"]})
+        self.run_layers(("gemma2",), ["softcap", "window"], lambda l, a: True,
+                        lambda l, a: {"softcap": l["softcap"], "window": l["sliding_window"]})
 
     def test_sinks(self):
-        """Expected: attngen.attention(..., sinks=s, sliding_window=W or None), s fp32 [heads]: one extra logit per
+        """attngen.attention(..., sinks=s, window=W or None), s fp32 [heads]: one extra logit per
         head in each row's softmax, with no value; gpt-oss, both layer kinds."""
-        self.run_layers(("gpt-oss",), ["sinks", "sliding_window"], lambda l, a: True,
-                        lambda l, a: {"sinks": a[f"L{l['index']}.sinks"], "sliding_window": l["sliding_window"]})
+        self.run_layers(("gpt-oss",), ["sinks", "window"], lambda l, a: True,
+                        lambda l, a: {"sinks": a[f"L{l['index']}.sinks"], "window": l["sliding_window"]})
 
     def test_alibi(self):
-        """Expected: attngen.attention(..., alibi_slopes=m), m fp32 [heads]: score + m_h * (j - i), the same per row
+        """attngen.attention(..., alibi_slopes=m), m fp32 [heads]: score + m_h * (j - i), the same per row
         as BLOOM's m_h * j; BLOOM, 12 heads."""
         self.run_layers(("bloom",), ["alibi_slopes"], lambda l, a: True,
                         lambda l, a: {"alibi_slopes": a[f"L{l['index']}.alibi_slopes"]})

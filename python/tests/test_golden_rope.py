@@ -2,8 +2,8 @@
 """attngen's RoPE against the golden vectors (tests/golden/data): a model generated with each layer's shape and RoPE
 parameters (attngen.build) rotates the recorded pre-RoPE q and k (Kernel.append) to the model's post-RoPE values,
 and its kernels reproduce the model's outputs from the pre-RoPE q and k: the prefill kernel rotating Q, and the
-decode loop on attngen's own cache. YaRN (gpt-oss) skips, with the generator's message, while the generator refuses
-it. Tolerances: golden_data.py."""
+decode loop on attngen's own cache, with the layer's window, soft-cap and sinks specialized in the kernels.
+Tolerances: golden_data.py."""
 import os
 import shutil
 import tempfile
@@ -16,8 +16,8 @@ from golden_data import INV_FREQ_TOL, MODELS, Golden, phase_inputs, phases, rope
 
 
 def rope_lua(rope):
-    """A config's rope field for the layer's RoPE (the .json's, as transformers names it), or None when the
-    generator has no such kind yet (the skip names it)."""
+    """A config's rope field for the layer's RoPE (the .json's, as transformers names it), or None for a kind the
+    generator has no config for (the skip names it)."""
     kind = rope["rope_type"]
     fields = [f'style = "{rope["style"]}"', f'theta = {rope["rope_theta"]!r}', f'rotary_dim = {rope["rotary_dim"]}']
     if kind == "linear":
@@ -30,6 +30,18 @@ def rope_lua(rope):
     elif kind != "default":
         return None
     return "{ " + ", ".join(fields) + " }"
+
+
+def features_lua(layer, arrays):
+    """The config fields of the layer's attention features: its window, soft-cap and sink logits (values at run time)."""
+    out = ""
+    if layer["sliding_window"] is not None:
+        out += f', window = {layer["sliding_window"]}'
+    if layer["softcap"]:
+        out += f', softcap = {layer["softcap"]!r}'
+    if f"L{layer['index']}.sinks" in arrays:
+        out += ", sinks = true"
+    return out
 
 
 @unittest.skipUnless(shutil.which(os.environ.get("CC", "cc")), "no C compiler")
@@ -46,8 +58,9 @@ class Rope(Golden):
     def tearDownClass(cls):
         shutil.rmtree(cls.dir)
 
-    def model_for(self, name, meta, layer):
-        """attngen.build of a config with the layer's shape and RoPE; skips naming the RoPE kind attngen refuses."""
+    def model_for(self, name, meta, layer, arrays):
+        """attngen.build of a config with the layer's shape, RoPE and attention features (window, softcap, sinks);
+        skips naming a RoPE kind with no config."""
         rope = layer["rope"]
         lua = rope_lua(rope)
         if lua is None:
@@ -59,19 +72,9 @@ class Rope(Golden):
                 f.write(f'return {{ name = "{cname}", heads = {meta["heads"]}, kv_heads = {meta["kv_heads"]}, '
                         f'head_dim = {meta["head_dim"]}, masks = {{ "causal" }}, phases = {{ "prefill", "decode" }}, '
                         f'isas = {{ "avx512", "avx2", "neon", "scalar" }}, scale = {layer["scaling"]!r}, '
-                        f'rope = {lua} }}\n')
-            try:
-                self.built[cname] = attngen.build(path, os.path.join(self.dir, cname))
-            except attngen.BuildError as e:
-                if rope["rope_type"] == "yarn" and "yarn" in str(e):
-                    self.built[cname] = str(e).splitlines()[-1]
-                else:
-                    raise
-        model = self.built[cname]
-        if isinstance(model, str):
-            self.skipTest(f"attngen has no YaRN RoPE scaling yet (gpt-oss). Expected config: rope = {lua}. "
-                          f"The generator says: {model}")
-        return model
+                        f'rope = {lua}{features_lua(layer, arrays)} }}\n')
+            self.built[cname] = attngen.build(path, os.path.join(self.dir, cname))
+        return self.built[cname]
 
     def rotate(self, model, x, positions):
         """x [1, n, heads, D] rotated by attngen: Kernel.append writes rotated rows into a cache of kv_heads heads,
@@ -92,7 +95,7 @@ class Rope(Golden):
     def check_rotation(self, kinds):
         ran = 0
         for name, meta, arrays, layer in self.rope_layers(kinds):
-            model = self.model_for(name, meta, layer)
+            model = self.model_for(name, meta, layer, arrays)
             i = layer["index"]
             for phase in phases(meta):
                 positions = phase_inputs(meta, arrays, layer, phase)[3].astype(np.int32)
@@ -106,7 +109,7 @@ class Rope(Golden):
     def check_inv_freq(self, kinds):
         """The table's inverse frequencies against the model's."""
         for name, meta, arrays, layer in self.rope_layers(kinds):
-            model = self.model_for(name, meta, layer)
+            model = self.model_for(name, meta, layer, arrays)
             want = arrays[f"L{layer['index']}.inv_freq"].astype(np.float64)
             self.assertClose(np.asarray(model.rope.inv_freq) / want, np.ones_like(want),
                              INV_FREQ_TOL[layer["rope"]["rope_type"]], f"{name} L{layer['index']} inv_freq")
@@ -122,33 +125,30 @@ class Rope(Golden):
         self.assertEqual(self.check_rotation(("yarn",)), 2)
 
     def test_kernels_end_to_end(self):
-        """Plain layers through the model's own kernels from the pre-RoPE q, k: the prefill kernel rotating Q on K as
-        append stored it (rows the window does not reach), then the decode loop: Kernel.step on attngen's cache
-        holding the prefill's keys (full layers; a sliding layer's decode reads more keys than the model's window)."""
+        """Every RoPE layer through the model's own kernels from the pre-RoPE q, k, its window, soft-cap and sinks
+        specialized: the prefill kernel rotating Q on K as append stored it, then the decode loop, Kernel.step on
+        attngen's cache holding every key so far (a sliding layer's window picks the model's rows)."""
         ran = 0
-        for name, meta, arrays, layer in self.rope_layers(("default", "linear")):
-            if layer.get("softcap"):
-                continue
-            model = self.model_for(name, meta, layer)
-            i, T, w = layer["index"], meta["prefill_tokens"], layer["sliding_window"]
-            n = T if w is None else w
+        for name, meta, arrays, layer in self.rope_layers(("default", "linear", "yarn")):
+            model = self.model_for(name, meta, layer, arrays)
+            i, T = layer["index"], meta["prefill_tokens"]
+            sinks = arrays.get(f"L{i}.sinks")
+            extra = {} if sinks is None else {"sinks": sinks}
             p = f"L{i}.prefill."
             cache = attngen.KVCache.allocate(batch=1, capacity=T + meta["decode_steps"], kv_heads=model.kv_heads,
                                              head_dim=model.head_dim)
             decode = model.select(mask="causal", phase="decode")
-            decode.append(cache, arrays[p + "k_pre"][:, :n], arrays[p + "v"][:, :n])
+            decode.append(cache, arrays[p + "k_pre"], arrays[p + "v"])
             prefill = model.select(mask="causal", phase="prefill")
-            out = prefill(arrays[p + "q_pre"][:, :n], cache.k[:, :n], cache.v[:, :n])
-            self.assertOutput(out, arrays[p + "out"][:, :n], layer, f"{name} L{i} prefill[:{n}], attngen RoPE")
-            ran += 1
-            if w is not None:
-                continue
+            self.assertEqual(prefill.features, model.features)
+            out = prefill(arrays[p + "q_pre"], cache.k[:, :T], cache.v[:, :T], **extra)
+            self.assertOutput(out, arrays[p + "out"], layer, f"{name} L{i} prefill, attngen RoPE {model.features}")
             for s in range(meta["decode_steps"]):
                 d = f"L{i}.decode{s}."
-                out = decode.step(cache, arrays[d + "q_pre"], arrays[d + "k_pre"], arrays[d + "v"])
+                out = decode.step(cache, arrays[d + "q_pre"], arrays[d + "k_pre"], arrays[d + "v"], **extra)
                 self.assertOutput(out, arrays[d + "out"], layer, f"{name} L{i} decode{s}, attngen cache and RoPE")
-        self.assertEqual(ran, 3)     # Mistral, Gemma 3's local and global layers
-
+            ran += 1
+        self.assertEqual(ran, 7)     # Mistral, Gemma 2's two layers, Gemma 3's two, gpt-oss's two
 
 if __name__ == "__main__":
     unittest.main()

@@ -10,6 +10,7 @@ import unittest
 import numpy as np
 
 import attngen
+from golden_reference import attention64
 from reference import Case, rope64, sdpa64, uniform
 
 CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "configs", "py-gqa-h4-kv2-d32.lua")
@@ -118,10 +119,10 @@ class Build(Case):
 
 
 @unittest.skipUnless(shutil.which(os.environ.get("CC", "cc")), "no C compiler")
-class Kinds(Case):
-    """A config with kinds of layers: one compiled file, a table per kind with its own RoPE, the same kernels."""
+class KindsCase(Case):
+    """A config with kinds of layers (CONFIG, in python/tests/configs), built into a temporary directory."""
 
-    CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "configs", "py-kinds-h4-kv1-d32.lua")
+    CONFIG = None
 
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="attngen-kinds-")
@@ -129,21 +130,60 @@ class Kinds(Case):
     def tearDown(self):
         shutil.rmtree(self.dir)
 
+    def prefill(self, kind):
+        """The kind's table and its specialized causal prefill kernel on the scalar ISA."""
+        m = attngen.build(os.path.join(os.path.dirname(os.path.abspath(__file__)), "configs", self.CONFIG), self.dir,
+                          kind=kind)
+        kernel = m.select(mask="causal", phase="prefill", isa="scalar")
+        self.assertFalse(kernel.generic)
+        return m, kernel
+
+    @staticmethod
+    def inputs(seed, batch, n):
+        """Random q [batch, n, 4, 32], k, v [batch, n, 1, 32]."""
+        rng = np.random.default_rng(seed)
+        return uniform(rng, batch, n, 4, 32), uniform(rng, batch, n, 1, 32), uniform(rng, batch, n, 1, 32)
+
+
+class Kinds(KindsCase):
+    """A config with kinds of layers: one compiled file, a table per kind with its own RoPE, the same kernels."""
+
+    CONFIG = "py-kinds-h4-kv1-d32.lua"
+
     def test_each_kind_rotates_by_its_own_rope(self):
-        rng = np.random.default_rng(12)
-        q, k, v = uniform(rng, 2, 9, 4, 32), uniform(rng, 2, 9, 1, 32), uniform(rng, 2, 9, 1, 32)
+        q, k, v = self.inputs(12, 2, 9)
         names = []
         for kind, style, theta in (("local", "half", 10000), ("global", "interleaved", 1000000)):
-            m = attngen.build(self.CONFIG, self.dir, kind=kind)
+            m, kernel = self.prefill(kind)
             self.assertEqual((m.name, m.rope.style, m.rope.theta), ("py-kinds-h4-kv1-d32/" + kind, style, theta))
-            kernel = m.select(mask="causal", phase="prefill", isa="scalar")
-            self.assertFalse(kernel.generic)
             names.append(kernel.name)
             want = sdpa64(rope64(q, np.broadcast_to(np.arange(9), (2, 9)), m.rope), k, v, causal=True)[0]
             self.assertAttention(kernel(q, k, v), want, what=kind)
         self.assertEqual(names[0], names[1], "the kinds' kernels are not shared")
-        with self.assertRaises(attngen.BuildError):
-            attngen.build(self.CONFIG, self.dir)  # a config with kinds has no table without a kind
+        with self.assertRaises(attngen.BuildError):  # a config with kinds has no table without a kind
+            attngen.build(os.path.join(os.path.dirname(os.path.abspath(__file__)), "configs", self.CONFIG), self.dir)
+
+
+class KindFeatures(KindsCase):
+    """Attention features per kind of layers: each table's kernels carry its kind's features and its values."""
+
+    CONFIG = "py-kinds-features-h4-kv1-d32.lua"
+
+    def test_each_kind_attends_with_its_own_window(self):
+        q, k, v = self.inputs(13, 1, 12)
+        pos, names = np.arange(12), {}
+        ref = lambda window: attention64(q, k, v, 32 ** -0.5, pos, pos, window=window, softcap=3.0)  # noqa: E731
+        for kind, window in (("local", 5), ("wide", 9), ("global", None)):
+            m, kernel = self.prefill(kind)
+            features = ("softcap",) if window is None else ("window", "softcap")
+            values = (m.feature_values["window"], m.feature_values["softcap"])
+            self.assertEqual((m.features, kernel.features, values), (features, features, (window or 0, 3.0)), kind)
+            names[kind] = kernel.name
+            self.assertAttention(kernel(q, k, v), ref(window), what=kind)
+            if window is not None:  # a call's own window overrides the table's
+                self.assertAttention(kernel(q, k, v, window=2), ref(2), what=kind + " window=2")
+        self.assertEqual(names["local"], names["wide"], "kinds that differ only in values share kernels")
+        self.assertNotEqual(names["local"], names["global"])
 
 
 class GeneratorLookup(unittest.TestCase):

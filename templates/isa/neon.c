@@ -30,6 +30,16 @@ ATTNGEN_HELPER float32x4_t attngen_exp_neon(float32x4_t x)
   return vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_s32(y), keep));
 }
 
+/* tanh(x) = sign(x) (1 - e) / (1 + e) with e = exp(-2|x|) in [0, 1]: the exp above, which never overflows here;
+ * |x| = inf gives +-1, NaN stays NaN. Logit soft-capping (softcap * tanh(s / softcap)) calls it; tests/cases.c
+ * measures its largest error against float64 tanh and states the tolerance that follows. */
+ATTNGEN_HELPER float32x4_t attngen_tanh_neon(float32x4_t x)
+{
+  const float32x4_t e = attngen_exp_neon(vmulq_f32(vabsq_f32(x), vdupq_n_f32(-2.0f)));
+  const float32x4_t t = vdivq_f32(vsubq_f32(vdupq_n_f32(1.0f), e), vaddq_f32(vdupq_n_f32(1.0f), e));
+  return vbslq_f32(vdupq_n_u32(0x80000000u), x, t); /* x's sign bit, t's magnitude */
+}
+
 /* Lanes (query rows) whose visible-key count lim is <= key j become -inf. */
 ATTNGEN_HELPER float32x4_t attngen_mask_neon(float32x4_t v, int j, float32x4_t lim)
 {

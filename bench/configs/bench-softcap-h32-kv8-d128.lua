@@ -1,0 +1,5 @@
+-- SPDX-License-Identifier: MIT
+-- Benchmark-only shape: Llama-3-8B's with Gemma-2's logit soft-cap (bench.c's attention-features section). Built into build/bench/gen by
+-- bench/bench.mk, never committed.
+return { name = "bench-softcap-h32-kv8-d128", heads = 32, kv_heads = 8, head_dim = 128, masks = { "causal" },
+         phases = { "prefill" }, isas = { "avx512", "avx2", "scalar" }, softcap = 50 }
