@@ -1034,7 +1034,7 @@ typedef struct {
 } kv_cache_buf;
 
 static int kv_cache_fill(attngen_kv_dtype t, const attngen_kernel *kern, const attngen_shape *sh, int batch, int kv,
-                         const float *kf, const float *vf, kv_cache_buf *c, attngen_args *a) {
+                         int head_major, const float *kf, const float *vf, kv_cache_buf *c, attngen_args *a) {
   const size_t n = (size_t)batch * kv * sh->kv_heads * sh->head_dim;
   const size_t bytes = (size_t)attngen_kv_dtype_bytes(t);
   const size_t ns = n / (size_t)sh->head_dim * (size_t)attngen_kv_scales_per_row(t, sh->head_dim);
@@ -1055,6 +1055,13 @@ static int kv_cache_fill(attngen_kv_dtype t, const attngen_kernel *kern, const a
     ap.k_cache_i8 = c->k, ap.v_cache_i8 = c->v, ap.k_cache_scale = c->ks, ap.v_cache_scale = c->vs;
     a->k_i8 = c->k, a->v_i8 = c->v, a->k_scale = c->ks, a->v_scale = c->vs;
   }
+  if (head_major) { /* [batch][kv_heads][kv][head_dim], strides in elements of the type (scales: in floats) */
+    const int groups = attngen_kv_scales_per_row(t, sh->head_dim);
+    const attngen_strides hm = {(ptrdiff_t)sh->kv_heads * kv * sh->head_dim, sh->head_dim, (ptrdiff_t)kv * sh->head_dim};
+    const attngen_strides hs = {(ptrdiff_t)sh->kv_heads * kv * groups, groups, (ptrdiff_t)kv * groups};
+    ap.k_cache_stride = ap.v_cache_stride = a->k_stride = a->v_stride = hm;
+    if (groups) ap.k_cache_scale_stride = ap.v_cache_scale_stride = a->k_scale_stride = a->v_scale_stride = hs;
+  }
   int st = attngen_kv_append(kern, &ap);
   free(len);
   if (st) fprintf(stderr, "bench: append %s: %s\n", attngen_kv_dtype_name(t), attngen_last_error());
@@ -1071,9 +1078,10 @@ static void run_kv_types(bench_state *st, const char *outdir) {
   enum { NT = sizeof types / sizeof types[0] };
   struct {
     const char *model;
-    int h, kvh, d, batch;
-  } cs[] = {{"llama-3-8b", 32, 8, 128, 1}, {"bench-h32-kv32-d128", 32, 32, 128, 1}, {"qwen2-5-0-5b", 14, 2, 64, 1},
-            {"llama-3-8b", 32, 8, 128, 8}};
+    int h, kvh, d, batch, head_major;
+  } cs[] = {{"llama-3-8b", 32, 8, 128, 1, 0},          {"llama-3-8b", 32, 8, 128, 1, 1},
+            {"bench-h32-kv32-d128", 32, 32, 128, 1, 0}, {"qwen2-5-0-5b", 14, 2, 64, 1, 0},
+            {"llama-3-8b", 32, 8, 128, 8, 0}};
   const int over0 = st->over_limit;
   char path[512];
   snprintf(path, sizeof path, "%s/kv_types.csv", outdir);
@@ -1102,7 +1110,7 @@ static void run_kv_types(bench_state *st, const char *outdir) {
       sh[t].kv_dtype = types[t];
       o[t] = alloc_floats((size_t)cs[ci].batch * cs[ci].h * cs[ci].d);
       if (attngen_select(find_table(cs[ci].model), &sh[t], &kern[t]) ||
-          kv_cache_fill(types[t], &kern[t], &sh[t], cs[ci].batch, kv, kf, vf, &buf[t], &args[t])) {
+          kv_cache_fill(types[t], &kern[t], &sh[t], cs[ci].batch, kv, cs[ci].head_major, kf, vf, &buf[t], &args[t])) {
         ok = 0;
         break;
       }
@@ -1123,7 +1131,8 @@ static void run_kv_types(bench_state *st, const char *outdir) {
       const double read_gbs = 2.0 * n * sizeof(float) / tm[NT].sec * 1e-9;
       const double flops = 4.0 * cs[ci].batch * cs[ci].h * (double)kv * cs[ci].d;
       char label[96];
-      snprintf(label, sizeof label, "decode h%d/kv%d/d%d kv=%d b=%d", cs[ci].h, cs[ci].kvh, cs[ci].d, kv, cs[ci].batch);
+      snprintf(label, sizeof label, "decode h%d/kv%d/d%d kv=%d b=%d%s", cs[ci].h, cs[ci].kvh, cs[ci].d, kv, cs[ci].batch,
+               cs[ci].head_major ? " hm" : "");
       for (int t = 0; t < NT; t++) {
         if (tm[t].status) {
           printf("%-30s %-9s error %s\n", label, attngen_kv_dtype_name(types[t]), attngen_status_name(tm[t].status));
@@ -1172,7 +1181,7 @@ static void run_kv_types(bench_state *st, const char *outdir) {
       sh[t].kv_dtype = types[t];
       o[t] = alloc_floats((size_t)S * h * d);
       if (attngen_select(find_table("llama-3-8b"), &sh[t], &kern[t]) ||
-          kv_cache_fill(types[t], &kern[t], &sh[t], 1, S, kf, vf, &buf[t], &args[t]))
+          kv_cache_fill(types[t], &kern[t], &sh[t], 1, S, 0, kf, vf, &buf[t], &args[t]))
         break;
       args[t].batch = 1, args[t].q_len = S, args[t].kv_len = S, args[t].q = q, args[t].o = o[t];
       job j = {RUN_KERNEL, &kern[t], &sh[t], &args[t], 1, NULL, NULL, NULL, -1, NULL};

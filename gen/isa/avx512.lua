@@ -19,6 +19,7 @@ return {
   -- 2 x 4 at h64/kv8/d128; P·V 4 rows x 48 columns for groups of 4-6 (1.02x); 128 keys per tile when a token's K row
   -- is short (< 2 KiB, e.g. kv2/d64): 1.31x over 32 at h14/kv2/d64, where a tile of 32 keys holds 16 KiB each of K and V
   decode = { split = { max = 8, min_keys = 512, align = 256, below_batch = 8 }, keys_long_rows = 8, long_row_bytes = 2048,
+    contig_pv_vectors = 8, -- P·V on rows contiguous per head: at most 8 vectors of a V row per pass (gen/plan.lua)
     keys = 128, -- also the tile on rows contiguous per head (keys_contiguous, gen/isa/avx2.lua): 256 measured the same
     by_group = { -- int8 on groups of 7+: the same blocking as below, h64/kv8/d128 at kv_len 16384 10.2-10.3 ms against 13.0-13.3
                  { min_g = 7, rb = 2, kb = 8, pr = 4, pvv = 4, columns = true, by_dtype = { i8 = { rb = 4, kb = 1, keys = 8 } } },
