@@ -192,7 +192,7 @@ function plan.for_kernel(k)
     -- side by side: the per-row arrays span ms rows (scratch_layout), padded there to whole vectors
     p.columns = plan.decode_choice(isa, G).columns or false
     -- P·V on rows contiguous per head reads each V row whole, in address order: column blocks of at most
-    -- contig_pv_vectors vectors (as few passes over the row as that allows) and as many rows as keep 16
+    -- contig_pv_vectors vectors (as few passes over the row as that allows) and as many rows as keep at most 16
     -- accumulators. The token-major blocking reads a row in several column passes (4 x 48 at d128: three), which
     -- on a head-major cache broke the head's sequential stream (h32/kv8/d128, kv_len 16384, Zen 4: 10.8 -> 8.2 ms;
     -- a plain read of the same rows in three column passes: 28.0 -> 16.7 GB/s). Known head_dim only.
@@ -201,7 +201,12 @@ function plan.for_kernel(k)
       local passes = math.ceil(vecs / blk.contig_pv_vectors)
       if passes < math.ceil(vecs / p.pvv) then
         p.pvv_contig = math.ceil(vecs / passes)
-        p.pr_contig = math.max(1, math.min(p.pr, math.floor(16 / p.pvv_contig)))
+        -- rows: a divisor of pr, so the rows padded for the other blocks (row_align) hold whole blocks of these
+        local rows = math.max(1, math.floor(16 / p.pvv_contig))
+        p.pr_contig = 1
+        for r = math.min(rows, p.pr), 1, -1 do
+          if p.pr % r == 0 then p.pr_contig = r; break end
+        end
       end
     end
     p.q_tile = spec.phase.decode.max_q        -- every query of a step in one item ...
