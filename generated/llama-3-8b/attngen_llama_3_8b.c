@@ -649,24 +649,20 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t256__
   }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows and KB=8 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t256_rowwise__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x4_t256_rowwise__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   const float *restrict k2 = krow[2];
   const float *restrict k3 = krow[3];
-  const float *restrict k4 = krow[4];
-  const float *restrict k5 = krow[5];
-  const float *restrict k6 = krow[6];
-  const float *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 128;
-    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps(), acc0_4 = _mm512_setzero_ps(), acc0_5 = _mm512_setzero_ps(), acc0_6 = _mm512_setzero_ps(), acc0_7 = _mm512_setzero_ps();
-    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(), acc1_4 = _mm512_setzero_ps(), acc1_5 = _mm512_setzero_ps(), acc1_6 = _mm512_setzero_ps(), acc1_7 = _mm512_setzero_ps();
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k0); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k0 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
@@ -710,62 +706,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t256_r
       { const __m512 kv = _mm512_loadu_ps(k3 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k3 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
       acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k4); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_4 = _mm512_add_ps(ka0, kb0); acc1_4 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k5); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_5 = _mm512_add_ps(ka0, kb0); acc1_5 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k6); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_6 = _mm512_add_ps(ka0, kb0); acc1_6 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k7); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_7 = _mm512_add_ps(ka0, kb0); acc1_7 = _mm512_add_ps(ka1, kb1); }
     { float t4[4]; /* four sums in one reduction, then to their columns */
       attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
       s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
     { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_4, acc0_5, acc0_6, acc0_7);
-      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
       attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
       s[1] = t4[0]; s[257] = t4[1]; s[513] = t4[2]; s[769] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_4, acc1_5, acc1_6, acc1_7);
-      s[1025] = t4[0]; s[1281] = t4[1]; s[1537] = t4[2]; s[1793] = t4[3]; }
   }
 }
 
@@ -964,24 +910,20 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t256_f
   }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows and KB=8 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t256_rowwise_f16__avx512(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x4_t256_rowwise_f16__avx512(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
 {
   const uint16_t *restrict k0 = krow[0];
   const uint16_t *restrict k1 = krow[1];
   const uint16_t *restrict k2 = krow[2];
   const uint16_t *restrict k3 = krow[3];
-  const uint16_t *restrict k4 = krow[4];
-  const uint16_t *restrict k5 = krow[5];
-  const uint16_t *restrict k6 = krow[6];
-  const uint16_t *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 128;
-    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps(), acc0_4 = _mm512_setzero_ps(), acc0_5 = _mm512_setzero_ps(), acc0_6 = _mm512_setzero_ps(), acc0_7 = _mm512_setzero_ps();
-    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(), acc1_4 = _mm512_setzero_ps(), acc1_5 = _mm512_setzero_ps(), acc1_6 = _mm512_setzero_ps(), acc1_7 = _mm512_setzero_ps();
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
       { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 16))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
@@ -1025,62 +967,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t256_r
       { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 96))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
       { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 112))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
       acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4 + 16))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4 + 32))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4 + 48))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4 + 64))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4 + 80))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4 + 96))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4 + 112))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_4 = _mm512_add_ps(ka0, kb0); acc1_4 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5 + 16))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5 + 32))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5 + 48))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5 + 64))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5 + 80))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5 + 96))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5 + 112))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_5 = _mm512_add_ps(ka0, kb0); acc1_5 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6 + 16))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6 + 32))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6 + 48))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6 + 64))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6 + 80))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6 + 96))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6 + 112))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_6 = _mm512_add_ps(ka0, kb0); acc1_6 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7 + 16))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7 + 32))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7 + 48))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7 + 64))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7 + 80))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7 + 96))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7 + 112))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_7 = _mm512_add_ps(ka0, kb0); acc1_7 = _mm512_add_ps(ka1, kb1); }
     { float t4[4]; /* four sums in one reduction, then to their columns */
       attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
       s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
     { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_4, acc0_5, acc0_6, acc0_7);
-      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
       attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
       s[1] = t4[0]; s[257] = t4[1]; s[513] = t4[2]; s[769] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_4, acc1_5, acc1_6, acc1_7);
-      s[1025] = t4[0]; s[1281] = t4[1]; s[1537] = t4[2]; s[1793] = t4[3]; }
   }
 }
 
@@ -1279,24 +1171,20 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t256_b
   }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows and KB=8 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t256_rowwise_bf16__avx512(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x4_t256_rowwise_bf16__avx512(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
 {
   const uint16_t *restrict k0 = krow[0];
   const uint16_t *restrict k1 = krow[1];
   const uint16_t *restrict k2 = krow[2];
   const uint16_t *restrict k3 = krow[3];
-  const uint16_t *restrict k4 = krow[4];
-  const uint16_t *restrict k5 = krow[5];
-  const uint16_t *restrict k6 = krow[6];
-  const uint16_t *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 128;
-    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps(), acc0_4 = _mm512_setzero_ps(), acc0_5 = _mm512_setzero_ps(), acc0_6 = _mm512_setzero_ps(), acc0_7 = _mm512_setzero_ps();
-    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(), acc1_4 = _mm512_setzero_ps(), acc1_5 = _mm512_setzero_ps(), acc1_6 = _mm512_setzero_ps(), acc1_7 = _mm512_setzero_ps();
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
       { const __m512 kv = attngen_bf16_load_avx512(k0); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
       { const __m512 kv = attngen_bf16_load_avx512(k0 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
@@ -1340,62 +1228,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t256_r
       { const __m512 kv = attngen_bf16_load_avx512(k3 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
       { const __m512 kv = attngen_bf16_load_avx512(k3 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
       acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = attngen_bf16_load_avx512(k4); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k4 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k4 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k4 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k4 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k4 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k4 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k4 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_4 = _mm512_add_ps(ka0, kb0); acc1_4 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = attngen_bf16_load_avx512(k5); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k5 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k5 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k5 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k5 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k5 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k5 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k5 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_5 = _mm512_add_ps(ka0, kb0); acc1_5 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = attngen_bf16_load_avx512(k6); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k6 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k6 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k6 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k6 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k6 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k6 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k6 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_6 = _mm512_add_ps(ka0, kb0); acc1_6 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = attngen_bf16_load_avx512(k7); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k7 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k7 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k7 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k7 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k7 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k7 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k7 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_7 = _mm512_add_ps(ka0, kb0); acc1_7 = _mm512_add_ps(ka1, kb1); }
     { float t4[4]; /* four sums in one reduction, then to their columns */
       attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
       s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
     { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_4, acc0_5, acc0_6, acc0_7);
-      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
       attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
       s[1] = t4[0]; s[257] = t4[1]; s[513] = t4[2]; s[769] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_4, acc1_5, acc1_6, acc1_7);
-      s[1025] = t4[0]; s[1281] = t4[1]; s[1537] = t4[2]; s[1793] = t4[3]; }
   }
 }
 
@@ -1525,22 +1363,28 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_4x1_t256_i
   }
 }
 
-/* S[r][j] = Q_r · K_j for 4 query rows and KB=1 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_4x1_t256_rowwise_int8__avx512(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_4x4_t256_rowwise_int8__avx512(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s)
 {
   const int8_t *restrict k0 = krow[0];
   const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 128;
     const float *restrict q2 = qp + 2 * 128;
     const float *restrict q3 = qp + 3 * 128;
-    __m512 acc0_0 = _mm512_setzero_ps();
-    __m512 acc1_0 = _mm512_setzero_ps();
-    __m512 acc2_0 = _mm512_setzero_ps();
-    __m512 acc3_0 = _mm512_setzero_ps();
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
+    __m512 acc2_0 = _mm512_setzero_ps(), acc2_1 = _mm512_setzero_ps(), acc2_2 = _mm512_setzero_ps(), acc2_3 = _mm512_setzero_ps();
+    __m512 acc3_0 = _mm512_setzero_ps(), acc3_1 = _mm512_setzero_ps(), acc3_2 = _mm512_setzero_ps(), acc3_3 = _mm512_setzero_ps();
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0), _mm512_set1_ps(ks0[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
       { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + 16), _mm512_set1_ps(ks0[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
@@ -1551,7 +1395,43 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_4x1_t256_r
       { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + 96), _mm512_set1_ps(ks0[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
       { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + 112), _mm512_set1_ps(ks0[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
       acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); acc2_0 = _mm512_add_ps(ka2, kb2); acc3_0 = _mm512_add_ps(ka3, kb3); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1), _mm512_set1_ps(ks1[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + 16), _mm512_set1_ps(ks1[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + 32), _mm512_set1_ps(ks1[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + 48), _mm512_set1_ps(ks1[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + 64), _mm512_set1_ps(ks1[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + 80), _mm512_set1_ps(ks1[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + 96), _mm512_set1_ps(ks1[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + 112), _mm512_set1_ps(ks1[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
+      acc0_1 = _mm512_add_ps(ka0, kb0); acc1_1 = _mm512_add_ps(ka1, kb1); acc2_1 = _mm512_add_ps(ka2, kb2); acc3_1 = _mm512_add_ps(ka3, kb3); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2), _mm512_set1_ps(ks2[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + 16), _mm512_set1_ps(ks2[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + 32), _mm512_set1_ps(ks2[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + 48), _mm512_set1_ps(ks2[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + 64), _mm512_set1_ps(ks2[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + 80), _mm512_set1_ps(ks2[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + 96), _mm512_set1_ps(ks2[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + 112), _mm512_set1_ps(ks2[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
+      acc0_2 = _mm512_add_ps(ka0, kb0); acc1_2 = _mm512_add_ps(ka1, kb1); acc2_2 = _mm512_add_ps(ka2, kb2); acc3_2 = _mm512_add_ps(ka3, kb3); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3), _mm512_set1_ps(ks3[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + 16), _mm512_set1_ps(ks3[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + 32), _mm512_set1_ps(ks3[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + 48), _mm512_set1_ps(ks3[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + 64), _mm512_set1_ps(ks3[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + 80), _mm512_set1_ps(ks3[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + 96), _mm512_set1_ps(ks3[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + 112), _mm512_set1_ps(ks3[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
+      acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); acc2_3 = _mm512_add_ps(ka2, kb2); acc3_3 = _mm512_add_ps(ka3, kb3); }
     attngen_hsum4_avx512(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    attngen_hsum4_avx512(s + 256, acc0_1, acc1_1, acc2_1, acc3_1);
+    attngen_hsum4_avx512(s + 512, acc0_2, acc1_2, acc2_2, acc3_2);
+    attngen_hsum4_avx512(s + 768, acc0_3, acc1_3, acc2_3, acc3_3);
   }
 }
 
@@ -2127,19 +2007,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode__avx512(const 
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 8, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d128_2x8_t256_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_2x4_t256_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -2339,19 +2219,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_f16__avx512(co
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 8, block after
      * block, each block's token rows head after head. */
     const uint16_t *kbase = (const uint16_t *)a->k_f16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const uint16_t *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
-          const uint16_t *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d128_2x8_t256_rowwise_f16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_2x4_t256_rowwise_f16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -2551,19 +2431,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_bf16__avx512(c
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 8, block after
      * block, each block's token rows head after head. */
     const uint16_t *kbase = (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const uint16_t *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
-          const uint16_t *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d128_2x8_t256_rowwise_bf16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_2x4_t256_rowwise_bf16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -2763,7 +2643,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_int8__avx512(c
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 1 in order. Else: blocks of 1, block after
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 1, block after
      * block, each block's token rows head after head. */
     const int8_t *kbase = (const int8_t *)a->k_i8 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
@@ -2773,14 +2653,14 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_int8__avx512(c
         const float *restrict qt = state + hh * state_floats;
         const int8_t *kh = kbase + hh * a->k_stride.head;
         const float *ksh = ksbase + hh * a->k_scale_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 1) {
-          const int8_t *krow[1];
-          for (int j = 0; j < 1; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-          const float *ksrow[1];
-          for (int j = 0; j < 1; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d128_4x1_t256_rowwise_int8__avx512(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_4x4_t256_rowwise_int8__avx512(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -2987,19 +2867,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode__avx51
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 8, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d128_2x8_t256_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_2x4_t256_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -3200,19 +3080,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_f16__a
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 8, block after
      * block, each block's token rows head after head. */
     const uint16_t *kbase = (const uint16_t *)a->k_f16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const uint16_t *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
-          const uint16_t *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d128_2x8_t256_rowwise_f16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_2x4_t256_rowwise_f16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -3413,19 +3293,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_bf16__
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 8, block after
      * block, each block's token rows head after head. */
     const uint16_t *kbase = (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const uint16_t *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
-          const uint16_t *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d128_2x8_t256_rowwise_bf16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_2x4_t256_rowwise_bf16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -3626,7 +3506,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_int8__
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 1 in order. Else: blocks of 1, block after
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 1, block after
      * block, each block's token rows head after head. */
     const int8_t *kbase = (const int8_t *)a->k_i8 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
@@ -3636,14 +3516,14 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_int8__
         const float *restrict qt = state + hh * state_floats;
         const int8_t *kh = kbase + hh * a->k_stride.head;
         const float *ksh = ksbase + hh * a->k_scale_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 1) {
-          const int8_t *krow[1];
-          for (int j = 0; j < 1; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-          const float *ksrow[1];
-          for (int j = 0; j < 1; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d128_4x1_t256_rowwise_int8__avx512(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_4x4_t256_rowwise_int8__avx512(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
