@@ -7,8 +7,8 @@
 -- types, huge and non-finite numbers, broken lists, hostile strings, unknown keys, non-table returns, runtime
 -- errors, endless loops, deep recursion, large allocations, and text-level damage (deleted spans, duplicated
 -- lines, dropped braces), attention features and kinds of layers (every feature field valid or not, per kind too,
--- `false` in a kind, a window without a causal mask, sink_tokens without a window, layers naming no kind). Each variant is written as a config FILE and run as `INTERP gen/attngen.lua FILE -o DIR`
--- in its own directory, under `timeout`. A few command lines get random flags and values too (the feature flags
+-- `false` in a kind, a window without a causal mask, sink_tokens without a window, layers naming no kind). Each
+-- variant is written as a config FILE and run as `INTERP gen/attngen.lua FILE -o DIR` in its own directory, under `timeout`. A few command lines get random flags and values too (the feature flags
 -- among them). A refusal of a config whose only changes are features or kinds must name the field.
 --
 -- The contract, for every case:
