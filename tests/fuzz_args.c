@@ -1201,7 +1201,8 @@ static int feature_verdict(const attngen_kernel *k, const attngen_args *a, attng
   const unsigned f = k->shape.features;
   const attngen_feature_values *t = &k->params.features;
   *eff = *a;
-  if (((a->window || a->sink_tokens) && !(f & ATTNGEN_ATTN_WINDOW)) || (a->softcap != 0.0f && !(f & ATTNGEN_ATTN_SOFTCAP)) ||
+  if (((a->window || a->sink_tokens) && !(f & ATTNGEN_ATTN_WINDOW)) ||
+      (a->softcap != 0.0f && !(f & ATTNGEN_ATTN_SOFTCAP)) ||
       (a->alibi_slopes && !(f & ATTNGEN_ATTN_ALIBI)) || (a->sinks && !(f & ATTNGEN_ATTN_SINKS)))
     return ATTNGEN_ERR_SHAPE;
   if (f & ATTNGEN_ATTN_WINDOW) {
@@ -1232,14 +1233,14 @@ static int feature_kernel(rng *r, attngen_kernel *k, char *name, size_t n) {
     snprintf(name, n, "%s", ki->name);
     return 0;
   }
-  if (pick < 65) { /* a table's shape with random features, as attngen_select binds it on this CPU (the table's values) */
+  if (pick < 65) { /* a table's shape with random features, as attngen_select binds it here (the table's values) */
     const attngen_table *t = g_tables[rnd(r) % (uint64_t)(sizeof g_tables / sizeof g_tables[0] - 1)];
     attngen_shape s;
     memset(&s, 0, sizeof s);
     s.heads = t->heads, s.kv_heads = t->kv_heads, s.head_dim = t->head_dim;
     s.features = (unsigned)rint_(r, 0, ATTNGEN_ATTN_ALL_);
-    s.mask = (s.features & ATTNGEN_ATTN_WINDOW) ? PICK(r, ((const attngen_mask[]){ATTNGEN_MASK_CAUSAL, ATTNGEN_MASK_CAUSAL_PADDING}))
-                                                : (attngen_mask)rint_(r, 0, ATTNGEN_MASK_COUNT_ - 1);
+    static const attngen_mask causal[] = {ATTNGEN_MASK_CAUSAL, ATTNGEN_MASK_CAUSAL_PADDING};
+    s.mask = (s.features & ATTNGEN_ATTN_WINDOW) ? PICK(r, causal) : (attngen_mask)rint_(r, 0, ATTNGEN_MASK_COUNT_ - 1);
     s.phase = (attngen_phase)rint_(r, 0, ATTNGEN_PHASE_COUNT_ - 1);
     if (attngen_select(t, &s, k) != ATTNGEN_OK) {
       failf("attngen_select(%s, features 0x%x): %s", t->model, s.features, attngen_last_error());
@@ -1282,10 +1283,11 @@ static void feature_iteration(uint64_t seed, long it) {
   (void)rnd(&r);
   attngen_kernel k;
   char name[200];
-  snprintf(g_ctx, sizeof g_ctx, "feature iteration %ld (FUZZ_SEED=%llu FUZZ_ONLY=%ld)", it, (unsigned long long)seed, it);
+  snprintf(g_ctx, sizeof g_ctx, "feature iteration %ld (FUZZ_SEED=%llu FUZZ_ONLY=%ld)", it, (unsigned long long)seed,
+           it);
   if (feature_kernel(&r, &k, name, sizeof name)) return;
-  snprintf(g_ctx, sizeof g_ctx, "feature iteration %ld (FUZZ_SEED=%llu FUZZ_ONLY=%ld), %s", it, (unsigned long long)seed,
-           it, name);
+  snprintf(g_ctx, sizeof g_ctx, "feature iteration %ld (FUZZ_SEED=%llu FUZZ_ONLY=%ld), %s", it,
+           (unsigned long long)seed, it, name);
   const attngen_shape sh = k.shape;
   const int H = sh.heads, KVH = sh.kv_heads, D = sh.head_dim, B = rint_(&r, 1, 2);
   const int Q = sh.phase == ATTNGEN_PHASE_DECODE ? rint_(&r, 1, ATTNGEN_DECODE_MAX_Q) : rint_(&r, 1, 40);
@@ -1310,14 +1312,17 @@ static void feature_iteration(uint64_t seed, long it) {
   }
   /* each value: mostly for a kernel with the feature, now and then for one without */
   if ((f & ATTNGEN_ATTN_WINDOW) ? pct(&r, 70) : pct(&r, 10))
-    a.window = PICK(&r, ((const int[]){1, 2, 5, 16, KV, KV + 3, ATTNGEN_MAX_LEN, ATTNGEN_MAX_LEN + 1, -1, INT_MIN, INT_MAX}));
+    a.window = PICK(&r, ((const int[]){1, 2, 5, 16, KV, KV + 3, ATTNGEN_MAX_LEN, ATTNGEN_MAX_LEN + 1, -1, INT_MIN,
+                                       INT_MAX}));
   if ((f & ATTNGEN_ATTN_WINDOW) ? pct(&r, 40) : pct(&r, 5))
     a.sink_tokens = PICK(&r, ((const int[]){1, 3, KV / 2, KV + 2, ATTNGEN_MAX_LEN + 1, -1, INT_MAX}));
   if ((f & ATTNGEN_ATTN_SOFTCAP) ? pct(&r, 70) : pct(&r, 10))
     a.softcap = PICK(&r, ((const float[]){0.5f, 5.0f, 50.0f, 1e30f, FLT_MIN, 1e-30f, -1.0f, NAN, INFINITY, -INFINITY}));
   float *slopes = NULL, *sinks = NULL;
-  if ((f & ATTNGEN_ATTN_ALIBI) ? pct(&r, 70) : pct(&r, 10)) a.alibi_slopes = slopes = feat_array(&r, H, rint_(&r, 0, 4), &extreme);
-  if ((f & ATTNGEN_ATTN_SINKS) ? pct(&r, 85) : pct(&r, 10)) a.sinks = sinks = feat_array(&r, H, rint_(&r, 0, 5), &extreme);
+  if ((f & ATTNGEN_ATTN_ALIBI) ? pct(&r, 70) : pct(&r, 10))
+    a.alibi_slopes = slopes = feat_array(&r, H, rint_(&r, 0, 4), &extreme);
+  if ((f & ATTNGEN_ATTN_SINKS) ? pct(&r, 85) : pct(&r, 10))
+    a.sinks = sinks = feat_array(&r, H, rint_(&r, 0, 5), &extreme);
 
   attngen_args eff;
   const int want = feature_verdict(&k, &a, &eff);
@@ -1352,7 +1357,8 @@ static void feature_iteration(uint64_t seed, long it) {
     for (size_t i = 0; i < nq; i++) m = fmax(m, fabs(ref[i]));
     for (size_t i = 0; i < nq; i++) e = fmax(e, isfinite(o[i]) ? fabs(o[i] - ref[i]) : INFINITY);
     for (size_t i = 0; lse && i < nl; i++)
-      le = fmax(le, isinf(rl[i]) ? (lse[i] == (float)rl[i] ? 0.0 : INFINITY) : fabs(lse[i] - rl[i]) / fmax(1.0, fabs(rl[i])));
+      le = fmax(le, isinf(rl[i]) ? (lse[i] == (float)rl[i] ? 0.0 : INFINITY)
+                                 : fabs(lse[i] - rl[i]) / fmax(1.0, fabs(rl[i])));
     if (e > tol * m) failf("max |out - ref| = %.3g > %.3g * %.3g (window %d, sink_tokens %d, softcap %g)", e, tol, m,
                            eff.window, eff.sink_tokens, (double)eff.softcap);
     if (le > tol) failf("max lse error %.3g > %.3g", le, tol);
