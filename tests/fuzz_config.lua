@@ -227,6 +227,9 @@ local function kinds_invalid(t, masks)
       local seen = false
       for _, r in ipairs(CATALOG_ROPES) do seen = seen or deep_equal(r, k.rope) end
       if not seen then unsure = "unsure" end
+      -- a catalog rope rotates rotary_dim (default head_dim) dims: even, 2..head_dim
+      local rd = type(k.rope) == "table" and (k.rope.rotary_dim or t.head_dim)
+      if seen and not (is_int(rd, 2, t.head_dim) and rd % 2 == 0) then return "kind rope's rotary_dim" end
     end
     local merged = {}
     for _, fields in ipairs(FEATURES) do
