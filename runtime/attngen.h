@@ -314,8 +314,10 @@ int attngen_merge_states(const attngen_merge_args *args);
  *   prefix: the shared rows of ONE sequence: kv_len (>= 1) rows of K/V of the kernel's type, with their strides
  *           (batch strides unused); its q, o, batch, q_len, lse and kv_lens are not read.
  *   suffix: the step as attngen_run takes it: batch sequences of q_len queries (q, o, optional lse, scale, strides)
- *           and each sequence's own rows: kv_len (0: none) and kv_lens for the masks that read it. RoPE kernels:
- *           q_pos are positions in the whole cache (NULL: prefix.kv_len + own rows - q_len + i).
+ *           and each sequence's own rows: kv_len (0: none) and kv_lens for the masks that read it, causal at
+ *           each sequence's own length (its queries are its last rows, as in attngen_step). RoPE kernels:
+ *           q_pos are positions in the whole cache (NULL: prefix.kv_len + own rows - q_len + i). Every query
+ *           comes after the prefix (position >= prefix.kv_len - 1, so own rows >= q_len - 1; else ATTNGEN_ERR_SHAPE).
  * Kernels with a window, ALiBi or sink logits are refused (ATTNGEN_ERR_UNSUPPORTED): their scores depend on where
  * the prefix ends, or the sink must join the softmax once. nthreads as attngen_run_parallel. */
 typedef struct {

@@ -10,6 +10,17 @@ static int own_rows(const attngen_kernel *k, const attngen_args *s, int b)
   return (attngen_mask_features(k->shape.mask) & ATTNGEN_FEATURE_KV_LENS) && s->kv_lens ? s->kv_lens[b] : s->kv_len;
 }
 
+/* Runs args with each sequence's causal offset (query i of sequence b sees keys j <= offsets[b] + i). */
+static int run_at(const attngen_kernel *k, const attngen_args *a, const int32_t *offsets, int nthreads)
+{
+  attngen_plan *p;
+  int st = attngen_plan_create_at(k, a, offsets, nthreads, &p);
+  if (st) return st;
+  st = attngen_plan_execute(p, nthreads);
+  attngen_plan_destroy(p);
+  return st;
+}
+
 /* The prefix pass for sequences [b0, b1): their queries as one sequence's rows, each seeing every prefix row
  * (causal offset prefix rows - 1, kv_lens {prefix rows}); o into o_pre rows, lse into lse_pre [b][h][i]. */
 static int prefix_pass(const attngen_kernel *k, const attngen_cascade_args *c, const float *qf, const int32_t *pos,
@@ -19,7 +30,6 @@ static int prefix_pass(const attngen_kernel *k, const attngen_cascade_args *c, c
   const int H = k->shape.heads, D = k->shape.head_dim, Q = s->q_len, n = (b1 - b0) * Q;
   const int32_t len = c->prefix.kv_len, offset = c->prefix.kv_len - 1;
   attngen_args a = c->prefix;
-  attngen_plan *p;
   int st, b, h, i;
   a.heads = a.kv_heads = a.head_dim = 0;
   a.batch = 1, a.q_len = n, a.kv_capacity = 0;
@@ -29,9 +39,7 @@ static int prefix_pass(const attngen_kernel *k, const attngen_cascade_args *c, c
   a.kv_lens = (attngen_mask_features(k->shape.mask) & ATTNGEN_FEATURE_KV_LENS) ? &len : NULL;
   a.softcap = s->softcap;
   a.scale = s->scale, a.lse = lse_tmp, a.q_pos = pos ? pos + (size_t)b0 * Q : NULL;
-  if ((st = attngen_plan_create_at(k, &a, &offset, nthreads, &p))) return st;
-  st = attngen_plan_execute(p, nthreads);
-  attngen_plan_destroy(p);
+  st = run_at(k, &a, &offset, nthreads);
   for (b = b0; b < b1 && !st; ++b) /* [1][H][n] -> [b][H][Q] */
     for (h = 0; h < H; ++h)
       for (i = 0; i < Q; ++i) lse_pre[((size_t)b * H + h) * Q + i] = lse_tmp[(size_t)h * n + (b - b0) * Q + i];
@@ -45,7 +53,7 @@ int attngen_cascade_decode(const attngen_kernel *kernel, const attngen_cascade_a
   attngen_merge_args m;
   const float *o_in[2], *lse_in[2];
   float *qf = NULL, *o_pre = NULL, *lse_pre = NULL, *lse_tmp = NULL, *o_own = NULL, *lse_own = NULL;
-  int32_t *pos = NULL;
+  int32_t *pos = NULL, *offsets = NULL;
   size_t rows, floats;
   int st = ATTNGEN_OK, B, Q, H, D, per, b, i, h;
   if (!kernel || !kernel->info || !args) return attngen_fail(ATTNGEN_ERR_NULL, "attngen: cascade: kernel or args is NULL");
@@ -77,19 +85,31 @@ int attngen_cascade_decode(const attngen_kernel *kernel, const attngen_cascade_a
   lse_own = (float *)malloc(rows * H * sizeof(float));
   lse_tmp = (float *)malloc((size_t)(per < B ? per : B) * Q * H * sizeof(float));
   pos = (int32_t *)malloc(rows * sizeof(int32_t));
-  if (!qf || !o_pre || !o_own || !lse_pre || !lse_own || !lse_tmp || !pos) {
+  offsets = (int32_t *)malloc((size_t)B * sizeof(int32_t));
+  if (!qf || !o_pre || !o_own || !lse_pre || !lse_own || !lse_tmp || !pos || !offsets) {
     st = attngen_fail(ATTNGEN_ERR_NOMEM, "attngen: cascade: out of memory for %zu query rows", rows);
     goto out;
   }
   /* every query at its place in the whole cache: the caller's positions, else the bottom-right one */
-  for (b = 0; b < B; ++b)
-    for (i = 0; i < Q; ++i)
-      pos[(size_t)b * Q + i] = s->q_pos ? s->q_pos[(size_t)b * Q + i] : args->prefix.kv_len + own_rows(kernel, s, b) - Q + i;
+  for (b = 0; b < B; ++b) {
+    /* its own rows causal at its own length (bottom-right per sequence, as attngen_step), not at the longest */
+    offsets[b] = own_rows(kernel, s, b) - Q;
+    for (i = 0; i < Q; ++i) {
+      const long long p = s->q_pos ? s->q_pos[(size_t)b * Q + i] : (long long)args->prefix.kv_len + own_rows(kernel, s, b) - Q + i;
+      if (p < args->prefix.kv_len - 1) { /* it would see only part of the prefix: not one pass for all */
+        st = attngen_fail(ATTNGEN_ERR_SHAPE, "attngen: cascade: query %d of sequence %d is at position %lld, inside the "
+                          "%d-row prefix; every query must come after it (own rows >= q_len - 1)", i, b, p,
+                          args->prefix.kv_len);
+        goto out;
+      }
+      pos[(size_t)b * Q + i] = (int32_t)p;
+    }
+  }
   /* the sequences' own rows first: their checks (the caller's strides and lengths) run before the prefix's work */
   own = *s;
   own.o = o_own, own.lse = lse_own, own.q_pos = pos;
   memset(&own.o_stride, 0, sizeof own.o_stride);
-  if (s->kv_len > 0 && (st = attngen_run_parallel(kernel, &own, nthreads))) goto out;
+  if (s->kv_len > 0 && (st = run_at(kernel, &own, offsets, nthreads))) goto out;
   { /* the queries, dense, as one sequence's rows */
     const attngen_strides q_st = s->q_stride.seq ? s->q_stride
                                                  : (attngen_strides){ (ptrdiff_t)Q * H * D, (ptrdiff_t)H * D, D };
@@ -110,6 +130,6 @@ int attngen_cascade_decode(const attngen_kernel *kernel, const attngen_cascade_a
   m.o = s->o, m.lse = s->lse, m.o_stride = s->o_stride;
   st = attngen_merge_states(&m);
 out:
-  free(qf), free(o_pre), free(o_own), free(lse_pre), free(lse_own), free(lse_tmp), free(pos);
+  free(qf), free(o_pre), free(o_own), free(lse_pre), free(lse_own), free(lse_tmp), free(pos), free(offsets);
   return st;
 }

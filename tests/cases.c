@@ -102,6 +102,12 @@
 #define TT_ADDR(cname, CNAME) &attngen_table_##cname,
 static const attngen_table *const g_tables[] = {TEST_TABLES(TT_ADDR) NULL};
 
+const attngen_table *case_table(const char *model) {
+  for (int i = 0; g_tables[i]; i++)
+    if (strcmp(g_tables[i]->model, model) == 0) return g_tables[i];
+  return NULL;
+}
+
 /* Each header's X-macro list, as data (CK_TABLE compares it with the table the .c file built). */
 typedef struct {
   const char *name;

@@ -91,6 +91,8 @@ typedef enum { CASES_FULL = 0, CASES_QEMU = 1 } case_subset;
 /* Builds the case list for the tables linked in and the ISAs this CPU runs. Deterministic: every process
  * that calls it gets the same list. Returns the count; *out is malloc'ed. */
 int cases_build(case_subset subset, test_case **out);
+/* The linked test table of that model name, or NULL. */
+const attngen_table *case_table(const char *model);
 /* A one-line description: kind, kernel name, lengths, mask, layout, ... */
 void case_name(const test_case *c, char *buf, size_t n);
 /* Records why a case failed (the first reason is kept) and returns 1. */

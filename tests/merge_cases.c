@@ -302,10 +302,12 @@ static int run_prefix(const test_case *c, case_result *r) {
  * (equal lengths under the causal mask; ragged, one empty, under causal_padding), against each sequence's whole
  * cache (prefix, then its own rows) as one float64 reference and as attngen's single call. B sequences of Q queries:
  * a decode kernel takes 8 query rows, so 5 x 2 runs the prefix in two passes. */
-static int run_cascade_one(const test_case *c, attngen_mask mask, int B, int Q, const int *own, case_result *r) {
+static int run_cascade_one(const test_case *c, const attngen_table *rope_table, attngen_mask mask, int B, int Q,
+                           const int *own, case_result *r) {
   enum { P = 300, MAXB = 5, MAXS = 40 };
   uint32_t seed = (c->seed | 1u) + (uint32_t)mask;
-  const size_t row_kv = (size_t)KVH * D, nq = (size_t)B * Q * H * D;
+  const int kvh = rope_table ? H : KVH; /* the RoPE table is MHA */
+  const size_t row_kv = (size_t)kvh * D, nq = (size_t)B * Q * H * D;
   int kv = 0;
   for (int b = 0; b < B; b++) kv = own[b] > kv ? own[b] : kv;
   float *q = randoms(nq, &seed), *kp = randoms(P * row_kv, &seed), *vp = randoms(P * row_kv, &seed);
@@ -316,9 +318,13 @@ static int run_cascade_one(const test_case *c, attngen_mask mask, int B, int Q, 
   int32_t lens[MAXB];
   parts p = {.batch = B, .q_len = Q, .n = 0};
   attngen_kernel k;
+  const attngen_shape whole = {H, kvh, D, mask, ATTNGEN_PHASE_DECODE, ATTNGEN_KV_F32, 0};
   int fail = !q || !kp || !vp || !ko || !vo || !kf || !vf || !o || !lse || !o1 || !l1 || !parts_alloc(&p)
                  ? case_failf(r, "out of memory")
-                 : kernel_for(c, mask, ATTNGEN_PHASE_DECODE, &k, r);
+             : rope_table ? (attngen_select_specialized(rope_table, &whole, c->isa, &k)
+                                 ? case_failf(r, "no %s RoPE decode kernel: %s", attngen_isa_name(c->isa), attngen_last_error())
+                                 : 0)
+                          : kernel_for(c, mask, ATTNGEN_PHASE_DECODE, &k, r);
   attngen_cascade_args ca;
   memset(&ca, 0, sizeof ca);
   ca.prefix.kv_len = P, ca.prefix.k = kp, ca.prefix.v = vp;
@@ -341,14 +347,15 @@ static int run_cascade_one(const test_case *c, attngen_mask mask, int B, int Q, 
     s.batch = 1, s.q_len = Q, s.kv_len = P + own[b], s.q = q + qoff, s.k = kf, s.v = vf, s.o = o1, s.lse = l1;
     const int32_t whole_len = P + own[b];
     if (mask == ATTNGEN_MASK_CAUSAL_PADDING) s.kv_lens = &whole_len;
-    const attngen_shape whole = {H, KVH, D, mask, ATTNGEN_PHASE_DECODE, ATTNGEN_KV_F32, 0};
-    ref_attention(&whole, &s, p.ref + qoff, p.ref_lse + loff);
+    /* RoPE: Q at its place in the whole cache (kv_len - q_len + i, as the cascade's default), K as stored */
+    ref_attention_rope(&whole, &s, rope_table ? &k.params.rope : NULL, NULL, p.ref + qoff, p.ref_lse + loff);
     fail = run(&k, &s, "single call", r);
     widen(o1, Q * H * D, p.one + qoff), widen(l1, H * Q, p.one_lse + loff);
   }
   const attngen_strides os = {(ptrdiff_t)Q * H * D, H * D, D}, ls = {(ptrdiff_t)H * Q, 1, Q};
   if (!fail)
-    fail = check_rows("cascade vs float64", &p, o, os, lse, ls, p.ref, p.ref_lse, 1, r) ||
+    fail = check_rows(rope_table ? "cascade with RoPE vs float64" : "cascade vs float64", &p, o, os, lse, ls, p.ref,
+                      p.ref_lse, 1, r) ||
            check_rows("cascade vs the single call", &p, o, os, lse, ls, p.one, p.one_lse, 0, r);
   if (!fail) { /* refusals write nothing */
     memcpy(o1, o, sizeof(float)), ca.prefix.kv_len = 0;
@@ -356,15 +363,26 @@ static int run_cascade_one(const test_case *c, attngen_mask mask, int B, int Q, 
     if (st != ATTNGEN_ERR_SIZE || !*attngen_last_error() || memcmp(o1, o, sizeof(float)))
       fail = case_failf(r, "a prefix without rows: %s, want ATTNGEN_ERR_SIZE with a message and nothing written",
                         attngen_status_name(st));
+    ca.prefix.kv_len = P, ca.suffix.kv_len = 0, ca.suffix.kv_lens = NULL; /* a query inside the prefix (Q > 1) */
+    const int st2 = attngen_cascade_decode(&k, &ca, 1);
+    if (!fail && Q > 1 && (st2 != ATTNGEN_ERR_SHAPE || memcmp(o1, o, sizeof(float))))
+      fail = case_failf(r, "queries inside the prefix: %s, want ATTNGEN_ERR_SHAPE and nothing written",
+                        attngen_status_name(st2));
   }
   free(q), free(kp), free(vp), free(ko), free(vo), free(kf), free(vf), free(o), free(lse), free(o1), free(l1);
   parts_free(&p);
+  r->checked = !fail;
+  r->tol = CASE_TOL;
   return fail;
 }
 static int run_cascade(const test_case *c, case_result *r) {
-  static const int equal[5] = {17, 17, 17, 17, 17}, ragged[3] = {0, 5, 40};
-  return run_cascade_one(c, ATTNGEN_MASK_CAUSAL, 5, 2, equal, r) ||
-         run_cascade_one(c, ATTNGEN_MASK_CAUSAL_PADDING, 3, 1, ragged, r);
+  static const int equal[5] = {17, 17, 17, 17, 17}, ragged[3] = {0, 5, 40}, ragged2[3] = {1, 5, 40};
+  /* ragged own rows are causal at each sequence's own length (its queries its last rows), as attngen_step's */
+  const attngen_table *rope = case_table("t-rope-half-h4-d64"); /* RoPE: Q rotated by its place in the whole cache */
+  return run_cascade_one(c, NULL, ATTNGEN_MASK_CAUSAL, 5, 2, equal, r) ||
+         run_cascade_one(c, NULL, ATTNGEN_MASK_CAUSAL_PADDING, 3, 1, ragged, r) ||
+         (rope ? run_cascade_one(c, rope, ATTNGEN_MASK_CAUSAL_PADDING, 3, 2, ragged2, r)
+               : case_failf(r, "test table t-rope-half-h4-d64 is missing"));
 }
 
 /* Made-up states (batch 1, one head, head_dim 3, 3 states, one row per situation) against a float64 merge; states
