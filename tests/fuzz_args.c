@@ -565,7 +565,7 @@ static void collect_specialized(void) {
   for (int t = 0; g_tables[t]; t++)
     for (int i = 0; i < g_tables[t]->count && g_nspec < 512; i++) {
       const attngen_kernel_info *ki = &g_tables[t]->kernels[i];
-      if ((unsigned)ki->isa < 32 && ((isas >> ki->isa) & 1u)) g_spec[g_nspec++] = ki;
+      if ((unsigned)ki->isa < 32 && ((isas >> ki->isa) & 1u) && !ki->page_size) g_spec[g_nspec++] = ki;
     }
 }
 

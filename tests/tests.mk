@@ -41,7 +41,7 @@ TEST_GEN_DEPS := $(wildcard gen/*.lua gen/*/*.lua templates/* templates/*/*)
 TEST_TABLES_H := $(BUILD)/tests/attngen_registry_test.h
 
 TEST_INC  := $(RUNTIME_INC) -Itests -I$(BUILD)/tests $(addprefix -I,$(TEST_GEN_DIRS))
-TEST_HDRS := $(wildcard runtime/*.h generated/runtime/*.h) tests/cases.h tests/reference.h tests/rope_cases.h tests/kv_types.h tests/merge_cases.h \
+TEST_HDRS := $(wildcard runtime/*.h generated/runtime/*.h) tests/cases.h tests/reference.h tests/rope_cases.h tests/kv_types.h tests/merge_cases.h tests/paged_cases.h \
              $(TEST_GEN_H) $(TEST_TABLES_H)
 
 # ---- generation: tests/configs/X.lua -> $(BUILD)/gen/X/attngen_<cname>.{c,h} ----
@@ -60,7 +60,7 @@ $(TEST_TABLES_H): tests/configs $(TEST_CONFIGS) $(TEST_GEN_DEPS)
 
 # ---- objects and binaries, per toolchain: gcc, clang (native), a64 (aarch64, static) ----
 TEST_LIB_SRC  = $(RUNTIME_SRC) $(TEST_GEN_C)
-TEST_COMMON   = tests/reference.c tests/cases.c tests/rope_cases.c tests/kv_types.c tests/merge_cases.c
+TEST_COMMON   = tests/reference.c tests/cases.c tests/rope_cases.c tests/kv_types.c tests/merge_cases.c tests/paged_cases.c
 
 # $(1) toolchain id, $(2) source
 define test_obj_rule
