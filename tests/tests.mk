@@ -134,7 +134,7 @@ test-sanitize: $(BUILD)/tests/san/run_cases
 FUZZ_SECONDS ?= 60
 FUZZ_SEED    ?=
 FUZZ_ITERS   ?=
-FUZZ_MODELS  := t-tail-h2-d17 t-odd-h6-d40
+FUZZ_MODELS  := t-tail-h2-d17 t-odd-h6-d40 t-paged-window-h4-kv2-d32
 FUZZ_GEN_C   := $(foreach m,$(FUZZ_MODELS),$(BUILD)/gen/$(m)/attngen_$(call test_cname,$(m)).c)
 FUZZ_SRC     := $(RUNTIME_SRC) $(FUZZ_GEN_C) tests/reference.c tests/fuzz_args.c
 TEST_FUZZ_FLAGS ?= -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
