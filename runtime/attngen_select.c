@@ -180,6 +180,10 @@ int attngen_select_generic(const attngen_shape *shape, attngen_isa isa, attngen_
   if (!(attngen_cpu_isas() & (1u << isa)))
     return attngen_fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: this CPU cannot run %s", attngen_isa_name(isa));
   k = find_generic(shape, isa);
+  if (!k && shape->page_size)
+    return attngen_fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: no generic %s kernel reads a paged cache (page_size %d): "
+                        "the generic kernels serve paged prefill only", attngen_phase_name(shape->phase),
+                        shape->page_size);
   if (!k)
     return attngen_fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: no generic %s kernel in this build", attngen_isa_name(isa));
   bind(NULL, k, shape, out);
