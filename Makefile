@@ -53,7 +53,8 @@ help:
 	@if [ -f bench/peers/peers.mk ]; then \
 	  echo "  make bench-peers     attngen vs PyTorch, ONNX Runtime, OpenVINO (needs PyPI; bench-peers-plot redraws)"; fi
 	@if [ -f tests/golden/golden.mk ]; then \
-	  echo "  make golden          tests/golden/data from the models' own code (needs PyPI; GOLDEN_PYTHON=, GOLDEN_MODELS=)"; fi
+	  echo "  make golden          tests/golden/data from the models' own code (needs PyPI; GOLDEN_PYTHON=, GOLDEN_MODELS=)"; \
+	  echo "  make check-catalog   the catalog's attention values against transformers (needs PyPI; GOLDEN_PYTHON=)"; fi
 	@echo "  make size-table      docs/size_table.md: kernels, lines, bytes, compile time, .text per model"
 	@echo "  make $(BUILD)/python/libattngen.so   the runtime as a shared library, for the Python package (python/)"
 	@echo "  make install         generator command, libattngen.a, headers, attngen.pc, CMake package (install.mk)"

@@ -156,7 +156,7 @@ static double visible_pairs(attngen_mask mask, int q_len, int kv_len) {
 
 /* ------------------------------------------------------------------------------------------------ */
 
-typedef enum { RUN_KERNEL, RUN_PARALLEL, RUN_NAIVE, RUN_STEP, RUN_READ, RUN_PEAK } run_kind;
+typedef enum { RUN_KERNEL, RUN_PARALLEL, RUN_NAIVE, RUN_STEP, RUN_READ, RUN_PEAK, RUN_CASCADE, RUN_EACH } run_kind;
 
 typedef struct {
   run_kind kind;
@@ -171,6 +171,7 @@ typedef struct {
               * spells, and a 1 ms loop beside a 400 ms kernel sample measured a moment, not the same window */
   bench_reader *evict; /* non-NULL: timed cold, every call after a pass of this reader over a buffer twice the
                         * last-level cache (untimed), one call per sample */
+  const attngen_cascade_args *cascade; /* RUN_CASCADE */
 } job;
 
 static int job_run(const job *j);
@@ -201,6 +202,15 @@ static int job_run(const job *j) {
   case RUN_STEP: return attngen_step(j->kernel, j->step);
   case RUN_READ: (void)bench_reader_pass(j->reader); return ATTNGEN_OK;
   case RUN_PEAK: (void)bench_peak_pass(j->peak); return ATTNGEN_OK;
+  case RUN_CASCADE: return attngen_cascade_decode(j->kernel, j->cascade, j->threads);
+  case RUN_EACH: /* each sequence on its own, all reading the same K/V (batch 1 calls) */
+    for (int b = 0, st; b < j->args->batch; b++) {
+      attngen_args one = *j->args;
+      const size_t rows = (size_t)one.q_len * j->shape->heads * j->shape->head_dim;
+      one.batch = 1, one.q += b * rows, one.o += b * rows;
+      if ((st = attngen_run(j->kernel, &one))) return st;
+    }
+    return ATTNGEN_OK;
   }
   return ATTNGEN_ERR_UNSUPPORTED;
 }
@@ -601,11 +611,11 @@ static void run_case(bench_state *st, const bcase *c0) {
   if (have_next) memset(&knext.params.rope, 0, sizeof knext.params.rope);
   job jobs[10];
   int nj = 0, i1, ig = -1, i2, ir1 = -1, ir2 = -1, ip1 = -1, ip2 = -1;
-  jobs[i1 = nj++] = (job){RUN_KERNEL, &ksel, sh, &a1, 1, NULL, NULL, NULL, -1, NULL};
-  if (gen_separate) jobs[ig = nj++] = (job){RUN_KERNEL, &kgen, sh, &ag, 1, NULL, NULL, NULL, -1, NULL};
-  jobs[i2 = nj++] = (job){RUN_PARALLEL, &ksel, sh, &a2, 2, NULL, NULL, NULL, -1, NULL};
+  jobs[i1 = nj++] = (job){RUN_KERNEL, &ksel, sh, &a1, 1, NULL, NULL, NULL, -1, NULL, NULL};
+  if (gen_separate) jobs[ig = nj++] = (job){RUN_KERNEL, &kgen, sh, &ag, 1, NULL, NULL, NULL, -1, NULL, NULL};
+  jobs[i2 = nj++] = (job){RUN_PARALLEL, &ksel, sh, &a2, 2, NULL, NULL, NULL, -1, NULL, NULL};
   int inx = -1;
-  if (have_next) jobs[inx = nj++] = (job){RUN_KERNEL, &knext, sh, &anx, 1, NULL, NULL, NULL, -1, NULL};
+  if (have_next) jobs[inx = nj++] = (job){RUN_KERNEL, &knext, sh, &anx, 1, NULL, NULL, NULL, -1, NULL, NULL};
   /* decode timed cold is bounded by the memory: the same K/V bytes read plainly, 1 and 2 threads, in the same
    * rounds and as cold (warm, the read of a few MiB is dominated by waking the reader threads, and no memory figure
    * bounds the kernel: no %bw) */
@@ -618,8 +628,8 @@ static void run_case(bench_state *st, const bcase *c0) {
   if (kvs != KV_NA && kvs != KV_WARM && st->m.have_avx2_fma) {
     rd1 = bench_reader_new(k, v, nkv, 1);
     rd2 = bench_reader_new(k, v, nkv, 2);
-    if (rd1) jobs[ir1 = nj++] = (job){RUN_READ, NULL, sh, NULL, 1, NULL, rd1, NULL, -1, NULL};
-    if (rd2) jobs[ir2 = nj++] = (job){RUN_READ, NULL, sh, NULL, 2, NULL, rd2, NULL, -1, NULL};
+    if (rd1) jobs[ir1 = nj++] = (job){RUN_READ, NULL, sh, NULL, 1, NULL, rd1, NULL, -1, NULL, NULL};
+    if (rd2) jobs[ir2 = nj++] = (job){RUN_READ, NULL, sh, NULL, 2, NULL, rd2, NULL, -1, NULL, NULL};
   }
   if (kvs == KV_COLD_BEYOND && st->m.have_avx2_fma) {
     /* the same kernel on a copy of K/V on 4 KiB pages: what attngen_alloc's huge pages give (attngen.h) */
@@ -629,15 +639,15 @@ static void run_case(bench_state *st, const bcase *c0) {
       o4k = alloc_floats(nq);
       a4k = a1;
       a4k.k = k4k, a4k.v = v4k, a4k.o = o4k;
-      jobs[i4k = nj++] = (job){RUN_KERNEL, &ksel, sh, &a4k, 1, NULL, NULL, NULL, -1, NULL};
+      jobs[i4k = nj++] = (job){RUN_KERNEL, &ksel, sh, &a4k, 1, NULL, NULL, NULL, -1, NULL, NULL};
     }
   }
   /* and the FMA peak loop, 1 and 2 threads, a pass as long as a sample of the kernel on as many threads: %peak
    * against what the cores gave in these rounds (a neighbour that takes a core for a while slows the loop and the
    * kernels alike; the start-of-run figure stays in the CSV) */
   bench_peak *pk1 = bench_peak_new(&st->m, 1e-3, 1), *pk2 = bench_peak_new(&st->m, 1e-3, 2);
-  if (pk1) jobs[ip1 = nj++] = (job){RUN_PEAK, NULL, sh, NULL, 1, NULL, NULL, pk1, i1, NULL};
-  if (pk2) jobs[ip2 = nj++] = (job){RUN_PEAK, NULL, sh, NULL, 2, NULL, NULL, pk2, i2, NULL};
+  if (pk1) jobs[ip1 = nj++] = (job){RUN_PEAK, NULL, sh, NULL, 1, NULL, NULL, pk1, i1, NULL, NULL};
+  if (pk2) jobs[ip2 = nj++] = (job){RUN_PEAK, NULL, sh, NULL, 2, NULL, NULL, pk2, i2, NULL, NULL};
   if (kvs == KV_COLD_EVICTED)
     for (int j = 0; j < nj; j++)
       if (jobs[j].kind != RUN_PEAK) jobs[j].evict = evictor(st);
@@ -691,7 +701,7 @@ static void run_case(bench_state *st, const bcase *c0) {
     attngen_args an = a;
     on = alloc_floats(nq);
     an.o = on;
-    job jn = {RUN_NAIVE, NULL, sh, &an, 1, NULL, NULL, NULL, -1, kvs == KV_COLD_EVICTED ? evictor(st) : NULL};
+    job jn = {RUN_NAIVE, NULL, sh, &an, 1, NULL, NULL, NULL, -1, kvs == KV_COLD_EVICTED ? evictor(st) : NULL, NULL};
     static double nsamples[1][MAX_SAMPLES];
     measure_set(&jn, 1, st->budget, 1, &tn, nsamples);
     tn.kvs = kvs;
@@ -853,12 +863,12 @@ static void run_rope(bench_state *st, const char *outdir) {
       s.kv.batch = 1, s.kv.n_new = 1, s.kv.kv_capacity = KV, s.kv.cache_len = &len;
       s.kv.k_new = kn, s.kv.v_new = vn, s.kv.k_cache = kc, s.kv.v_cache = vc;
       s.q = q, s.o = o2;
-      job plain = {RUN_KERNEL, &kplain, &sh, &a, 1, NULL, NULL, NULL, -1, NULL}, step = {RUN_STEP, &k, &sh, NULL, 1, &s, NULL, NULL, -1, NULL};
+      job plain = {RUN_KERNEL, &kplain, &sh, &a, 1, NULL, NULL, NULL, -1, NULL, NULL}, step = {RUN_STEP, &k, &sh, NULL, 1, &s, NULL, NULL, -1, NULL, NULL};
       timed_pair(st, "rope", "decode h32/kv8/d128 kv=4096: attention alone vs fused step", &plain, &step, 1.05, 7,
                  csv);
       attngen_args ar = a;
       ar.o = o2;
-      job rot = {RUN_KERNEL, &k, &sh, &ar, 1, NULL, NULL, NULL, -1, NULL};
+      job rot = {RUN_KERNEL, &k, &sh, &ar, 1, NULL, NULL, NULL, -1, NULL, NULL};
       timed_pair(st, "rope", "decode h32/kv8/d128 kv=4096: attention alone vs with q rotated", &plain, &rot, 0, 7, csv);
       attngen_free(q), attngen_free(kc), attngen_free(vc), attngen_free(kn), attngen_free(vn), attngen_free(o1), attngen_free(o2);
     }
@@ -885,7 +895,7 @@ static void run_rope(bench_state *st, const char *outdir) {
     a.batch = 1, a.q_len = S, a.kv_len = S, a.q = q, a.k = kc, a.v = vc, a.o = o1;
     attngen_args ar = a;
     ar.o = o2;
-    job plain = {RUN_KERNEL, &kplain, &sh, &a, 1, NULL, NULL, NULL, -1, NULL}, rot = {RUN_KERNEL, &k, &sh, &ar, 1, NULL, NULL, NULL, -1, NULL};
+    job plain = {RUN_KERNEL, &kplain, &sh, &a, 1, NULL, NULL, NULL, -1, NULL, NULL}, rot = {RUN_KERNEL, &k, &sh, &ar, 1, NULL, NULL, NULL, -1, NULL, NULL};
     char label[120];
     snprintf(label, sizeof label, "prefill h32/kv8/d128 causal S=%d: without vs with RoPE", S);
     timed_pair(st, "rope", label, &plain, &rot, 1.03, 7, csv);
@@ -895,7 +905,7 @@ static void run_rope(bench_state *st, const char *outdir) {
     s.kv.batch = 1, s.kv.n_new = S, s.kv.kv_capacity = S, s.kv.cache_len = &zero;
     s.kv.k_new = kn, s.kv.v_new = vn, s.kv.k_cache = kc, s.kv.v_cache = vc;
     s.q = q, s.o = o2;
-    job step = {RUN_STEP, &k, &sh, NULL, 1, &s, NULL, NULL, -1, NULL};
+    job step = {RUN_STEP, &k, &sh, NULL, 1, &s, NULL, NULL, -1, NULL, NULL};
     snprintf(label, sizeof label, "prefill h32/kv8/d128 causal S=%d: attention alone vs step", S);
     timed_pair(st, "rope", label, &plain, &step, 0, 7, csv);
     attngen_free(q), attngen_free(kc), attngen_free(vc), attngen_free(kn), attngen_free(vn), attngen_free(o1), attngen_free(o2);
@@ -952,8 +962,8 @@ static void feature_case_free(feature_case *c) {
 static void feature_pair(bench_state *st, const char *label, feature_case *a, feature_case *b, int threads,
                          double target, int min_rounds, FILE *csv) {
   const run_kind kind = threads > 1 ? RUN_PARALLEL : RUN_KERNEL;
-  job ja = {kind, &a->k, &a->sh, &a->a, threads, NULL, NULL, NULL, -1, NULL};
-  job jb = {kind, &b->k, &b->sh, &b->a, threads, NULL, NULL, NULL, -1, NULL};
+  job ja = {kind, &a->k, &a->sh, &a->a, threads, NULL, NULL, NULL, -1, NULL, NULL};
+  job jb = {kind, &b->k, &b->sh, &b->a, threads, NULL, NULL, NULL, -1, NULL, NULL};
   timed_pair(st, "features", label, &ja, &jb, target, min_rounds, csv);
 }
 
@@ -1035,7 +1045,8 @@ typedef struct {
 
 /* pg: a paged cache (its pools hold num_pages x page_size rows; the block table says where each row goes), or NULL */
 static int kv_cache_fill(attngen_kv_dtype t, const attngen_kernel *kern, const attngen_shape *sh, int batch, int kv,
-                         const float *kf, const float *vf, const attngen_pages *pg, kv_cache_buf *c, attngen_args *a) {
+                         int head_major, const float *kf, const float *vf, const attngen_pages *pg, kv_cache_buf *c,
+                         attngen_args *a) {
   const size_t rows = pg ? (size_t)pg->num_pages * pg->page_size : (size_t)batch * kv;
   const size_t n = rows * sh->kv_heads * sh->head_dim;
   const size_t bytes = (size_t)attngen_kv_dtype_bytes(t);
@@ -1058,6 +1069,13 @@ static int kv_cache_fill(attngen_kv_dtype t, const attngen_kernel *kern, const a
     ap.k_cache_i8 = c->k, ap.v_cache_i8 = c->v, ap.k_cache_scale = c->ks, ap.v_cache_scale = c->vs;
     a->k_i8 = c->k, a->v_i8 = c->v, a->k_scale = c->ks, a->v_scale = c->vs;
   }
+  if (head_major) { /* [batch][kv_heads][kv][head_dim], strides in elements of the type (scales: in floats) */
+    const int groups = attngen_kv_scales_per_row(t, sh->head_dim);
+    const attngen_strides hm = {(ptrdiff_t)sh->kv_heads * kv * sh->head_dim, sh->head_dim, (ptrdiff_t)kv * sh->head_dim};
+    const attngen_strides hs = {(ptrdiff_t)sh->kv_heads * kv * groups, groups, (ptrdiff_t)kv * groups};
+    ap.k_cache_stride = ap.v_cache_stride = a->k_stride = a->v_stride = hm;
+    if (groups) ap.k_cache_scale_stride = ap.v_cache_scale_stride = a->k_scale_stride = a->v_scale_stride = hs;
+  }
   int st = attngen_kv_append(kern, &ap);
   free(len);
   if (st) fprintf(stderr, "bench: append %s: %s\n", attngen_kv_dtype_name(t), attngen_last_error());
@@ -1074,9 +1092,10 @@ static void run_kv_types(bench_state *st, const char *outdir) {
   enum { NT = sizeof types / sizeof types[0] };
   struct {
     const char *model;
-    int h, kvh, d, batch;
-  } cs[] = {{"llama-3-8b", 32, 8, 128, 1}, {"bench-h32-kv32-d128", 32, 32, 128, 1}, {"qwen2-5-0-5b", 14, 2, 64, 1},
-            {"llama-3-8b", 32, 8, 128, 8}};
+    int h, kvh, d, batch, head_major;
+  } cs[] = {{"llama-3-8b", 32, 8, 128, 1, 0},          {"llama-3-8b", 32, 8, 128, 1, 1},
+            {"bench-h32-kv32-d128", 32, 32, 128, 1, 0}, {"qwen2-5-0-5b", 14, 2, 64, 1, 0},
+            {"llama-3-8b", 32, 8, 128, 8, 0}};
   const int over0 = st->over_limit;
   char path[512];
   snprintf(path, sizeof path, "%s/kv_types.csv", outdir);
@@ -1105,12 +1124,12 @@ static void run_kv_types(bench_state *st, const char *outdir) {
       sh[t].kv_dtype = types[t];
       o[t] = alloc_floats((size_t)cs[ci].batch * cs[ci].h * cs[ci].d);
       if (attngen_select(find_table(cs[ci].model), &sh[t], &kern[t]) ||
-          kv_cache_fill(types[t], &kern[t], &sh[t], cs[ci].batch, kv, kf, vf, NULL, &buf[t], &args[t])) {
+          kv_cache_fill(types[t], &kern[t], &sh[t], cs[ci].batch, kv, cs[ci].head_major, kf, vf, NULL, &buf[t], &args[t])) {
         ok = 0;
         break;
       }
       args[t].batch = cs[ci].batch, args[t].q_len = 1, args[t].kv_len = kv, args[t].q = q, args[t].o = o[t];
-      job j = {RUN_KERNEL, &kern[t], &sh[t], &args[t], 1, NULL, NULL, NULL, -1, NULL};
+      job j = {RUN_KERNEL, &kern[t], &sh[t], &args[t], 1, NULL, NULL, NULL, -1, NULL, NULL};
       jobs[t] = j;
     }
     bench_reader *rd = ok ? bench_reader_new(buf[0].k, buf[0].v, n, 1) : NULL;
@@ -1118,7 +1137,7 @@ static void run_kv_types(bench_state *st, const char *outdir) {
       fprintf(stderr, "bench: storage types: %s case %zu skipped\n", ok ? "no memory for the read" : "setup failed", ci);
       st->errors++;
     } else {
-      job r = {RUN_READ, NULL, NULL, NULL, 1, NULL, rd, NULL, -1, NULL};
+      job r = {RUN_READ, NULL, NULL, NULL, 1, NULL, rd, NULL, -1, NULL, NULL};
       jobs[NT] = r;
       static double samples[NT + 1][MAX_SAMPLES];
       timing tm[NT + 1];
@@ -1126,7 +1145,8 @@ static void run_kv_types(bench_state *st, const char *outdir) {
       const double read_gbs = 2.0 * n * sizeof(float) / tm[NT].sec * 1e-9;
       const double flops = 4.0 * cs[ci].batch * cs[ci].h * (double)kv * cs[ci].d;
       char label[96];
-      snprintf(label, sizeof label, "decode h%d/kv%d/d%d kv=%d b=%d", cs[ci].h, cs[ci].kvh, cs[ci].d, kv, cs[ci].batch);
+      snprintf(label, sizeof label, "decode h%d/kv%d/d%d kv=%d b=%d%s", cs[ci].h, cs[ci].kvh, cs[ci].d, kv, cs[ci].batch,
+               cs[ci].head_major ? " hm" : "");
       for (int t = 0; t < NT; t++) {
         if (tm[t].status) {
           printf("%-30s %-9s error %s\n", label, attngen_kv_dtype_name(types[t]), attngen_status_name(tm[t].status));
@@ -1175,10 +1195,10 @@ static void run_kv_types(bench_state *st, const char *outdir) {
       sh[t].kv_dtype = types[t];
       o[t] = alloc_floats((size_t)S * h * d);
       if (attngen_select(find_table("llama-3-8b"), &sh[t], &kern[t]) ||
-          kv_cache_fill(types[t], &kern[t], &sh[t], 1, S, kf, vf, NULL, &buf[t], &args[t]))
+          kv_cache_fill(types[t], &kern[t], &sh[t], 1, S, 0, kf, vf, NULL, &buf[t], &args[t]))
         break;
       args[t].batch = 1, args[t].q_len = S, args[t].kv_len = S, args[t].q = q, args[t].o = o[t];
-      job j = {RUN_KERNEL, &kern[t], &sh[t], &args[t], 1, NULL, NULL, NULL, -1, NULL};
+      job j = {RUN_KERNEL, &kern[t], &sh[t], &args[t], 1, NULL, NULL, NULL, -1, NULL, NULL};
       jobs[t] = j;
       nt++;
     }
@@ -1262,7 +1282,7 @@ static void run_paged(bench_state *st, const char *outdir) {
           pg[p] = (attngen_pages){table[p], np, np, page_sizes[p]};
         }
         if (!ok || attngen_select(tab, &sh[p], &kern[p]) ||
-            kv_cache_fill(types[ti], &kern[p], &sh[p], 1, kv, kf, vf, page_sizes[p] ? &pg[p] : NULL, &buf[p], &args[p])) {
+            kv_cache_fill(types[ti], &kern[p], &sh[p], 1, kv, 0, kf, vf, page_sizes[p] ? &pg[p] : NULL, &buf[p], &args[p])) {
           ok = 0;
           break;
         }
@@ -1389,6 +1409,65 @@ static double llc_bytes(void) {
 }
 
 /* kv_len whose K+V (batch 1) is at least 4x the last-level cache (at least 16384, capped at 1 GiB of K+V). */
+/* A batch of 8 sequences sharing a prompt prefix beyond the last-level cache (h32/kv8/d128, fp32, 16 own rows
+ * each), one decode step: attngen_cascade_decode (the prefix read once for the batch) against 8 decode calls that
+ * each read the prefix for one sequence, the plain read of the prefix's bytes timed in
+ * the same rounds. Bound = max(prefix bytes / that read, the 8 sequences' flops / the FMA peak at the start of the
+ * run). BENCH_FILTER=cascade runs only this section. */
+static void run_cascade(bench_state *st) {
+  enum { B = 8, OWN = 16, H = 32, KVH = 8, D = 128 };
+  const int P = kv_beyond_llc(st->llc, KVH, D);
+  const size_t row = (size_t)KVH * D, n = (size_t)P * row;
+  float *k = alloc_floats(n), *v = alloc_floats(n), *ko = alloc_floats((size_t)B * OWN * row);
+  float *vo = alloc_floats((size_t)B * OWN * row), *q = alloc_floats((size_t)B * H * D);
+  float *o1 = alloc_floats((size_t)B * H * D), *o2 = alloc_floats((size_t)B * H * D);
+  fill_random(k, n, 31), fill_random(v, n, 32), fill_random(ko, (size_t)B * OWN * row, 33);
+  fill_random(vo, (size_t)B * OWN * row, 34), fill_random(q, (size_t)B * H * D, 35);
+  attngen_shape sh = mkshape(H, KVH, D, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE);
+  attngen_kernel kern;
+  attngen_cascade_args ca;
+  attngen_args sep;
+  memset(&ca, 0, sizeof ca), memset(&sep, 0, sizeof sep);
+  ca.prefix.kv_len = P, ca.prefix.k = k, ca.prefix.v = v;
+  ca.suffix.batch = B, ca.suffix.q_len = 1, ca.suffix.kv_len = OWN, ca.suffix.q = q, ca.suffix.o = o1;
+  ca.suffix.k = ko, ca.suffix.v = vo;
+  sep.batch = B, sep.q_len = 1, sep.kv_len = P, sep.q = q, sep.o = o2, sep.k = k, sep.v = v; /* run per sequence */
+  bench_reader *rd = bench_reader_new(k, v, n, 1);
+  printf("\nShared prefix (cascade): decode of %d sequences sharing a %d-row prefix, h%d/kv%d/d%d fp32, %d own rows each,\n"
+         "1 thread; bound = max(prefix bytes / the read in the same rounds, %d sequences' flops / FMA peak %.1f GFLOP/s)\n",
+         B, P, H, KVH, D, OWN, B, st->m.fma_gflops);
+  if (!rd || attngen_select(find_table("llama-3-8b"), &sh, &kern)) {
+    fprintf(stderr, "bench: cascade: setup failed\n");
+    st->errors++;
+  } else {
+    job jobs[3] = {{RUN_CASCADE, &kern, &sh, NULL, 1, NULL, NULL, NULL, -1, NULL, &ca},
+                   {RUN_EACH, &kern, &sh, &sep, 1, NULL, NULL, NULL, -1, NULL, NULL},
+                   {RUN_READ, NULL, NULL, NULL, 1, NULL, rd, NULL, -1, NULL, NULL}};
+    static double samples[3][MAX_SAMPLES];
+    timing tm[3];
+    measure_set(jobs, 3, st->quick ? 0.5 : 2.0, st->min_rounds, tm, samples);
+    if (tm[0].status || tm[1].status) {
+      printf("cascade: error %s / %s (%s)\n", attngen_status_name(tm[0].status), attngen_status_name(tm[1].status),
+             attngen_last_error());
+      st->errors++;
+    } else {
+      const double bytes = 2.0 * n * sizeof(float), read_gbs = bytes / tm[2].sec * 1e-9;
+      const double flops = 4.0 * B * H * (double)(P + OWN) * D;
+      const double bound = fmax(bytes / (read_gbs * 1e9), flops / (st->m.fma_gflops * 1e9));
+      char pb[16];
+      printf("%-44s %9.3f ms  %6.1f GFLOP/s  %7s of the bound (%.3f ms)\n", "shared prefix read once (cascade)",
+             tm[0].sec * 1e3, flops / tm[0].sec * 1e-9, pct_cell(st, pb, sizeof pb, 100.0 * bound / tm[0].sec, 0),
+             bound * 1e3);
+      printf("%-44s %9.3f ms  %.2fx the cascade's time (median of per-round ratios)\n",
+             "the prefix read once per sequence", tm[1].sec * 1e3, paired_ratio(samples[1], samples[0], tm[0].samples));
+      printf("%-44s %9.3f ms  %6.1f GB/s\n", "plain read of the prefix's K and V", tm[2].sec * 1e3, read_gbs);
+    }
+  }
+  if (rd) bench_reader_free(rd);
+  attngen_free(k), attngen_free(v), attngen_free(ko), attngen_free(vo), attngen_free(q), attngen_free(o1),
+      attngen_free(o2);
+}
+
 static int kv_beyond_llc(double llc, int kvh, int d) {
   const double row = 2.0 * kvh * d * sizeof(float);
   double want = 4.0 * (llc > 0 ? llc : 32.0 * 1024 * 1024) / row;
@@ -1573,6 +1652,7 @@ int main(int argc, char **argv) {
   if (!(filter && *filter) || strstr(filter, "kvtype")) run_kv_types(&st, outdir); /* BENCH_FILTER=kvtype: only this */
   if (!(filter && *filter) || strstr(filter, "features")) run_features(&st, outdir); /* BENCH_FILTER=features */
   if (!(filter && *filter) || strstr(filter, "paged")) run_paged(&st, outdir); /* BENCH_FILTER=paged: only this */
+  if (!(filter && *filter) || strstr(filter, "cascade")) run_cascade(&st); /* BENCH_FILTER=cascade */
 
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);

@@ -10,6 +10,8 @@
 -- "full_attention" for odd ones): "local" attends to the last 4096 keys (query i sees i - 4096 < j <= i), "global"
 -- to all of them. Each kind is a table, attngen_table_gemma_2_2b_local / _global; attngen_layers_gemma_2_2b[l] is
 -- layer l's. Exact at every length.
+-- make check-catalog compares these values with transformers' Gemma2Config (its defaults are this 2B's, though its
+-- docstring names gemma2-7b) and Gemma 2's attention (scaling, soft-cap) and RoPE.
 return {
   name     = "gemma-2-2b",
   source   = "https://huggingface.co/google/gemma-2-2b/blob/main/config.json",

@@ -12,6 +12,8 @@
 -- (rope_theta). The 1B model has no RoPE scaling ("rope_scaling": null; the 4B and larger use linear factor 8 on
 -- the global layers: a different config). Gemma 3 RMS-normalizes q and k per head before RoPE: that happens before
 -- attention, outside these kernels. Exact at every length.
+-- make check-catalog compares these values with transformers' Gemma3TextConfig given this file's values (its
+-- defaults are a 4B-like shape) and Gemma 3's attention and per-layer-type RoPE.
 return {
   name     = "gemma-3-1b",
   source   = "https://huggingface.co/google/gemma-3-1b-pt/blob/main/config.json",

@@ -10,6 +10,8 @@
 -- joins the softmax denominator with no value row; the kernels take them at run time (attngen_args.sinks[64]).
 -- Scale: head_dim^-0.5, the default. Two kinds of layers: "local" attends to the last 128 keys (query i sees
 -- i - 128 < j <= i), "global" to every key. Exact at every length.
+-- make check-catalog compares these values with transformers' GptOssConfig (its attention defaults are the 20B's; its
+-- 36 layers and 128 experts are gpt-oss-120b's, so 24 and 32 from this file) and gpt-oss's attention and YaRN RoPE.
 return {
   name     = "gpt-oss-20b",
   source   = "https://huggingface.co/openai/gpt-oss-20b/blob/main/config.json",

@@ -7,6 +7,8 @@
 -- Sliding window: "sliding_window": 4096 on every layer: query i sees keys i - 4096 < j <= i (4096 keys, itself
 -- included, transformers' convention), so the kernels are exact at every length; keys before the window are never
 -- read (a rolling-buffer cache that keeps only the last 4096 rows works too).
+-- make check-catalog compares these values with transformers' MistralConfig (its defaults are v0.1's attention
+-- values; its max_position_embeddings default, 131072, is not the v0.1 file's) and Mistral's attention and RoPE.
 return {
   name     = "mistral-7b",
   source   = "https://huggingface.co/mistralai/Mistral-7B-v0.1/blob/main/config.json",

@@ -6,6 +6,8 @@
 --   (no "head_dim" key: head_dim = 3072 / 32 = 96)
 -- Sliding window: "sliding_window": 2047, as transformers' Phi3 attention applies it (query i sees keys
 -- i - 2047 < j <= i, 2047 keys, itself included), so the kernels are exact at every length.
+-- make check-catalog compares these values with transformers' Phi3Config (its defaults are this model's, except
+-- "sliding_window", None there) and Phi-3's attention, sliding-window mask and RoPE.
 return {
   name     = "phi-3-mini",
   source   = "https://huggingface.co/microsoft/Phi-3-mini-4k-instruct/blob/main/config.json",

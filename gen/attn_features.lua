@@ -18,8 +18,9 @@ end
 
 -- raw: the config table; masks: its validated masks. Returns { <feature> = { <field> = value } } (nil: none).
 -- A field of a feature that is off (sink_tokens without window) is refused: it would do nothing. prefix (nil at the
--- top level, "kinds[2]." for a kind) starts the field names of the messages.
-function M.validate(where, raw, masks, prefix)
+-- top level, "kinds[2]." for a kind) starts the field names of the messages; origin (field -> flag, nil for none) names
+-- the flag that set a field.
+function M.validate(where, raw, masks, prefix, origin)
   prefix = prefix or ""
   for alias, name in pairs(spec.attn_field_aliases) do
     if raw[alias] ~= nil then fail(where, alias, "is spelled '%s' in attngen (same meaning)", name) end
@@ -30,16 +31,17 @@ function M.validate(where, raw, masks, prefix)
     for _, f in ipairs(a.fields) do
       local v = raw[f.name]
       if v ~= nil then
+        local at = errors.at(where, origin, f.name)
         local err = f.check(v)
-        if err then fail(where, prefix .. f.name, "%s, got %s", err, show(v)) end
-        if not on then fail(where, prefix .. f.name, "needs '%s' (it is part of that feature)", a.fields[1].name) end
+        if err then fail(at, prefix .. f.name, "%s, got %s", err, show(v)) end
+        if not on then fail(at, prefix .. f.name, "needs '%s' (it is part of that feature)", a.fields[1].name) end
       end
     end
     if on then
       if a.needs_causal then
         for _, m in ipairs(masks) do
           if not spec.features_of(m).causal then
-            fail(where, prefix .. a.name, "needs masks with the causal feature (causal, causal_padding), and masks " ..
+            fail(errors.at(where, origin, a.fields[1].name), prefix .. a.name, "needs masks with the causal feature (causal, causal_padding), and masks " ..
               "lists %q", m)
           end
         end

@@ -11,12 +11,14 @@ local argparse = require("argparse")
 local spec = require("spec")
 local errors = require("errors")
 local config = require("config")
+local attn_features = require("attn_features")
 local enumerate = require("enumerate")
 local plan = require("plan")
 local render = require("render")
 local share = require("share")
 local write = require("write")
 local version = require("version")
+local flag_value = require("flag_value")
 
 local function csv(s)
   local t = {}
@@ -47,7 +49,9 @@ local parser = argparse("attngen", "Generate specialized attention kernels (" ..
           "         attngen --heads 32 --kv-heads 8 --head-dim 128 --mask causal -o out\n" ..
           "         attngen configs/llama-3-8b.lua --list\n" ..
           "         attngen configs/llama-3-8b.lua --vendor -o third_party/attngen\n" ..
-          "Flags override the config file's fields. Errors: one line 'attngen: error: ...', exit status 2.\n" ..
+          "         attngen --heads 32 --kv-heads 8 --head-dim 128 --mask causal --window 4096 --softcap 50 -o out\n" ..
+          "Flags override the config file's fields; a table-valued one takes field=value pairs (--alibi max_bias=8).\n" ..
+          "Errors: one line 'attngen: error: ...', exit status 2.\n" ..
           "Documentation: " .. docs_path())
 parser:argument("config", "Model config: a Lua file returning a table (see README.md, Config); with --registry, several."):args("*")
 parser:option("-o --output", "Directory to write attngen_<name>.c/.h into (created if missing).")
@@ -60,6 +64,18 @@ parser:option("--phase", "Phases, comma-separated: " .. names(spec.phases) .. ".
 parser:option("--isa", "ISAs, comma-separated: " .. names(spec.isas) .. ".")
 parser:option("--kv-dtype", "K/V cache storage types, comma-separated: " .. names(spec.kv_dtypes) .. " (default f32).")
 for _, o in ipairs(spec.options) do parser:option("--" .. o.name:gsub("_", "-"), o.doc .. ".") end
+-- Every other field a kind of layer may set (rope, the attention features' fields) is a flag of the same name too,
+-- read as gen/flag_value.lua says and validated as the config field is.
+local function flag_of(field) return "--" .. field:gsub("_", "-") end
+local kind_flags = {}
+for _, f in ipairs(spec.kind_fields()) do
+  if not spec.option[f] then
+    kind_flags[#kind_flags + 1] = f
+    local doc = f == "rope" and "rotary position embedding as field=value pairs: style=half,theta=500000 " ..
+      "(optional rotary_dim=, scaling.type=linear|llama3|yarn, scaling.factor=, ...)" or spec.kind_entry(f).doc
+    parser:option(flag_of(f), string.format("Field '%s': %s.", f, doc))
+  end
+end
 parser:flag("--runtime", "Write the generated part of the runtime (attngen_spec.h, attngen_generic.c) instead of a model.")
 parser:option("--registry", "Write attngen_registry_<NAME>.h: includes the configs' headers and lists their tables " ..
   "(NAME_TABLES(X) and a NULL-terminated array), for test and bench programs.")
@@ -77,6 +93,7 @@ parser:flag("--write", "With --tune: record the block in the config file (betwee
 -- The flags whose value is a number: a negative one ("--scale -1") is their value, not an unknown option.
 local numeric = { ["--heads"] = true, ["--kv-heads"] = true, ["--head-dim"] = true, ["--tune-seconds"] = true }
 for _, o in ipairs(spec.options) do numeric["--" .. o.name:gsub("_", "-")] = true end
+for _, f in ipairs(kind_flags) do numeric[flag_of(f)] = true end
 local function joined_negatives(argv)
   local out, i = {}, 1
   while i <= #argv do
@@ -134,6 +151,12 @@ local function gather()
     local v = args[o.name]
     if v then num("--" .. o.name:gsub("_", "-"), o.name, v) end
   end
+  for _, f in ipairs(kind_flags) do
+    if args[f] then
+      origin[f] = flag_of(f)
+      raw[f] = flag_value.parse(errors.at(where, origin, f), f, args[f])
+    end
+  end
   if not args.config then -- defaults for a flags-only run
     local function n(v) return errors.show(v) end -- 8.0 prints as 8 under both interpreters
     raw.name = raw.name or string.format("h%s-kv%s-d%s", n(raw.heads), n(raw.kv_heads),
@@ -152,6 +175,30 @@ local function shown_path(path)
   return "'" .. q .. "'"
 end
 
+-- A validated config's top-level value of a kind field that has a flag (nil: not set). ALiBi's table always shows
+-- its max_bias, as the stamp's config echo does.
+local function top_level_value(c, field)
+  if field == "rope" then return c.rope end
+  for _, a in ipairs(spec.attn_features) do
+    local vals = c.attn and c.attn[a.name]
+    if vals and vals[field] ~= nil then
+      if field == "alibi" and type(vals[field]) == "table" then return { max_bias = attn_features.alibi_max_bias(vals[field]) } end
+      return vals[field]
+    end
+  end
+end
+
+-- The fields of a table-valued flag in the order the config echo writes them (prefix: "" or "scaling.").
+local function key_order(prefix, t)
+  if prefix == "scaling." then
+    local keys = { "type" }
+    for _, p in ipairs(render.scaling_fields(t.type)) do keys[#keys + 1] = p end
+    return keys
+  end
+  if t.style then return { "style", "theta", "rotary_dim", "scaling" } end
+  return { "max_bias" }
+end
+
 -- The command that regenerates a file, for its stamp: the config path as given, and DIR for the output
 -- directory, so the stamp does not depend on where files are written.
 local function regen_command(c)
@@ -162,6 +209,10 @@ local function regen_command(c)
   end
   if not (#c.kv_dtypes == 1 and c.kv_dtypes[1] == "f32") then
     opts[#opts + 1] = " --kv-dtype " .. table.concat(c.kv_dtypes, ",")
+  end
+  for _, f in ipairs(kind_flags) do
+    local v = top_level_value(c, f)
+    if v ~= nil then opts[#opts + 1] = string.format(" %s %s", flag_of(f), flag_value.text(v, render.num, key_order)) end
   end
   return string.format("attngen --name %s --heads %d --kv-heads %d --head-dim %d --mask %s --phase %s --isa %s%s -o DIR",
     c.name, c.heads, c.kv_heads, c.head_dim, table.concat(c.masks, ","), table.concat(c.phases, ","),

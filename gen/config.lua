@@ -19,10 +19,7 @@ local function contains(list, x)
 end
 
 -- `origin` maps a field to the flag that set it, so an error names what the user actually typed.
-local function blame(where, origin, field)
-  if origin and origin[field] then return "command line", string.format("flag '%s' (field '%s')", origin[field], field) end
-  return where, field
-end
+local function blame(where, origin, field) return errors.at(where, origin, field), field end
 
 local function check_int(where, origin, cfg, field, lo, hi)
   local w, f = blame(where, origin, field)
@@ -331,8 +328,8 @@ function M.validate(raw, where, origin)
     end
   end
   c.page_sizes = check_page_sizes(where, origin, raw)
-  c.rope = check_rope(where, raw.rope, c.head_dim, "rope")
-  c.attn = attn_features.validate(where, raw, c.masks)
+  c.rope = check_rope(errors.at(where, origin, "rope"), raw.rope, c.head_dim, "rope")
+  c.attn = attn_features.validate(where, raw, c.masks, nil, origin)
   c.tuned = check_tuned(where, raw, c.head_dim, math.floor(c.heads / c.kv_heads))
   -- per-kernel options: validated by the spec's own rule, absent = the option's default
   c.options = {}

@@ -34,12 +34,22 @@ function M.show(v)
   return "\"" .. s .. "\""
 end
 
--- where: the file name (or "command line"); field: nil, a field name ("rope.theta") or "flag '--x' (field 'y')".
+-- where: the file name (or "command line"), or M.at's place of a field a flag set; field: nil, a field name
+-- ("rope.theta") or "flag '--x' (field 'y')".
 function M.fail(where, field, fmt, ...)
   local msg = string.format(fmt, ...)
-  if field and field:find("^flag ") then msg = field .. ": " .. msg
+  if type(where) == "table" then
+    msg, where = string.format("flag '%s' (field '%s'): %s", where.flag, field, msg), "command line"
+  elseif field and field:find("^flag ") then msg = field .. ": " .. msg
   elseif field then msg = string.format("field '%s': %s", field, msg) end
   M.raise("%s", where .. ": " .. msg)
+end
+
+-- Where a field's value came from, for M.fail: the flag that set it (origin maps a field to its flag), else the
+-- file, so a message about the field or any of its sub-fields names what the user actually typed.
+function M.at(where, origin, field)
+  if origin and origin[field] then return { flag = origin[field] } end
+  return where
 end
 
 return M

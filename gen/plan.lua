@@ -191,6 +191,24 @@ function plan.for_kernel(k)
     -- softmax down the columns of a transposed S (the vocabulary's choice per group), over every kv head's rows
     -- side by side: the per-row arrays span ms rows (scratch_layout), padded there to whole vectors
     p.columns = plan.decode_choice(isa, G).columns or false
+    -- P·V on rows contiguous per head reads each V row whole, in address order: column blocks of at most
+    -- contig_pv_vectors vectors (as few passes over the row as that allows) and as many rows as keep at most 16
+    -- accumulators. The token-major blocking reads a row in several column passes (4 x 48 at d128: three), which
+    -- on a head-major cache broke the head's sequential stream (h32/kv8/d128, kv_len 16384, Zen 4: 10.8 -> 8.2 ms;
+    -- a plain read of the same rows in three column passes: 28.0 -> 16.7 GB/s). Known head_dim only.
+    if D and blk.contig_pv_vectors then
+      local vecs = math.ceil(D / W)
+      local passes = math.ceil(vecs / blk.contig_pv_vectors)
+      if passes < math.ceil(vecs / p.pvv) then
+        p.pvv_contig = math.ceil(vecs / passes)
+        -- rows: a divisor of pr, so the rows padded for the other blocks (row_align) hold whole blocks of these
+        local rows = math.max(1, math.floor(16 / p.pvv_contig))
+        p.pr_contig = 1
+        for r = math.min(rows, p.pr), 1, -1 do
+          if p.pr % r == 0 then p.pr_contig = r; break end
+        end
+      end
+    end
     p.q_tile = spec.phase.decode.max_q        -- every query of a step in one item ...
     p.kv_heads_per_item = 0                   -- ... and every kv head: K/V rows are read page after page
   else
@@ -312,6 +330,20 @@ function plan.microkernels(isa, p, D, G)
     local function pv_name(rows) return string.format("attngen_pv_%s_%sx%d%s%s__%s", dim, rows, p.pvv * W, pv_stride, ty, isa.name) end
     mk.qk_name, mk.pv_name = qk_name(p.rb), pv_name(p.pr)
     mk.pvs = { { name = mk.pv_name, D = D, unroll = p.unroll } } -- one P·V microkernel for the whole head_dim
+    -- and the blocks for rows contiguous per head (see pvv_contig), when they differ
+    if p.pvv_contig then
+      local function pvc_name(rows)
+        return string.format("attngen_pv_%s_%sx%d%s%s__%s", dim, rows, p.pvv_contig * W, pv_stride, ty, isa.name)
+      end
+      mk.pv_contig = { name = pvc_name(p.pr_contig), pr = p.pr_contig, edges = {} }
+      mk.pvs[#mk.pvs + 1] = { name = mk.pv_contig.name, D = D, unroll = p.unroll, pr = p.pr_contig, pvv = p.pvv_contig }
+      for _, live in ipairs(edge_rows(p.pr_contig, G)) do
+        local e = { name = pvc_name(live .. "of" .. p.pr_contig), D = D, unroll = p.unroll, live = live,
+                    pr = p.pr_contig, pvv = p.pvv_contig }
+        mk.pv_contig.edges[#mk.pv_contig.edges + 1] = e
+        mk.pvs[#mk.pvs + 1] = e
+      end
+    end
     -- edges: the last row block of a step with fewer live rows (S of the block's other rows is stored as 0; P·V
     -- leaves their O alone), e.g. attngen_qkdot_d64_3of4x2_t112__avx2
     mk.qk_edges, mk.pv_edges = {}, {}

@@ -104,27 +104,29 @@ spec.attn_features = {
     doc = "sliding window: query at position i sees keys i - window < j <= i (window keys, itself included, as HF " ..
           "transformers' sliding_window: Mistral, Gemma-2, gpt-oss), and keys j < sink_tokens",
     fields = {
-      { per_kind = true, name = "window", check = int_at_least(1), doc = "keys a query sees, itself included" },
+      { per_kind = true, name = "window", check = int_at_least(1), doc = "sliding window: the keys a query sees, itself included (needs causal masks)" },
       { per_kind = true, name = "sink_tokens", check = int_at_least(0),
         doc = "StreamingLLM attention sinks: the first sink_tokens keys stay visible to every query (0: none)" },
     } },
   { name = "softcap", bit = 2,
     doc = "logit soft-cap: each scaled score s becomes softcap * tanh(s / softcap) before the mask (Gemma-2: 50)",
-    fields = { { per_kind = true, name = "softcap", check = positive_float, doc = "the cap" } } },
+    fields = { { per_kind = true, name = "softcap", check = positive_float,
+      doc = "logit soft-cap: scores become softcap * tanh(s / softcap)" } } },
   { name = "sinks", bit = 4,
     doc = "sink logits (gpt-oss): a learned logit per query head joins the softmax denominator, with no value row",
-    fields = { { per_kind = true, name = "sinks", doc = "true: the kernels take attngen_args.sinks[heads]",
+    fields = { { per_kind = true, name = "sinks", doc = "true: a learned logit per query head, attngen_args.sinks[heads], joins the softmax",
       check = function(v)
         if v ~= true then return "must be true (the logits come at run time, attngen_args.sinks)" end
       end } } },
   { name = "alibi", bit = 8,
     doc = "ALiBi: score + slope_h * (j - i), key minus query position; slopes by the BLOOM rule from max_bias",
-    fields = { { per_kind = true, name = "alibi", doc = "true (max_bias 8) or { max_bias = b }",
+    fields = { { per_kind = true, name = "alibi", doc = "ALiBi, true (max_bias 8) or { max_bias = b } (flag: max_bias=b)",
       check = function(v)
         if v == true then return nil end
         if type(v) ~= "table" then return "must be true or { max_bias = b }" end
         for k in pairs(v) do if k ~= "max_bias" then return "has unknown field " .. tostring(k) .. " (known: max_bias)" end end
-        if v.max_bias ~= nil then return positive_float(v.max_bias) end
+        local err = v.max_bias ~= nil and positive_float(v.max_bias)
+        if err then return "max_bias " .. err end
       end } } },
 }
 -- Config fields of other names that mean a feature's field: refused with a pointer to the name attngen uses.

@@ -343,6 +343,23 @@ typedef struct {
 } attngen_merge_args;
 int attngen_merge_states(const attngen_merge_args *args);
 
+/* Decode for a batch whose sequences share a prefix (cascade attention): the prefix's K/V rows are read once for
+ * all the batch's queries (as the rows of one sequence, so a decode kernel reads them once per 8 query rows), each
+ * sequence's own rows after the prefix on their own, and the two states merged as attngen_merge_states does. The
+ * result is attention over each sequence's whole cache (the prefix's rows, then its own), causal, to fp32 rounding.
+ *   prefix: the shared rows of ONE sequence: kv_len (>= 1) rows of K/V of the kernel's type, with their strides
+ *           (batch strides unused); its q, o, batch, q_len, lse and kv_lens are not read.
+ *   suffix: the step as attngen_run takes it: batch sequences of q_len queries (q, o, optional lse, scale, strides)
+ *           and each sequence's own rows: kv_len (0: none) and kv_lens for the masks that read it. RoPE kernels:
+ *           q_pos are positions in the whole cache (NULL: prefix.kv_len + own rows - q_len + i).
+ * Kernels with a window, ALiBi or sink logits are refused (ATTNGEN_ERR_UNSUPPORTED): their scores depend on where
+ * the prefix ends, or the sink must join the softmax once. nthreads as attngen_run_parallel. */
+typedef struct {
+  attngen_args prefix;
+  attngen_args suffix;
+} attngen_cascade_args;
+int attngen_cascade_decode(const attngen_kernel *kernel, const attngen_cascade_args *args, int nthreads);
+
 /* ---- KV cache: append with RoPE, and the fused decode / chunked-prefill step ----
  *
  * A KV cache holds, for each sequence b, cache_len[b] valid rows of K and of V in a buffer of kv_capacity rows:

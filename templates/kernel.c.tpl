@@ -552,8 +552,17 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @     if kv.scaled then
         const float *vsbase = vshead + $(page_row("at", "a->v_scale_stride.batch", "a->v_scale_stride.seq"));
 @     end
-@     row_blocks("        ", PR, mk.pv_name, mk.pv_edges, "(" .. (columns and "st + j0 * ms + hh * rows_pv + r0" or "st + (hh * rows_pv + r0) * ss + j0") ..
-@       qs_arg .. ", alpha + hh * rows_pv + r0, jn, vbase, vs" .. (kv.scaled and ", vsbase, a->v_scale_stride.seq" or "") .. ", ot + r0 * dp, dp" .. (kern.D and "" or ", d") .. ");")
+@     local pv_run = "(" .. (columns and "st + j0 * ms + hh * rows_pv + r0" or "st + (hh * rows_pv + r0) * ss + j0") ..
+@       qs_arg .. ", alpha + hh * rows_pv + r0, jn, vbase, vs" .. (kv.scaled and ", vsbase, a->v_scale_stride.seq" or "") .. ", ot + r0 * dp, dp" .. (kern.D and "" or ", d") .. ");"
+@     if mk.pv_contig then
+        if (contig) { /* as on a contiguous cache: the same microkernel, so the same sums */
+@       row_blocks("          ", mk.pv_contig.pr, mk.pv_contig.name, mk.pv_contig.edges, pv_run)
+        } else {
+@       row_blocks("          ", PR, mk.pv_name, mk.pv_edges, pv_run)
+        }
+@     else
+@       row_blocks("        ", PR, mk.pv_name, mk.pv_edges, pv_run)
+@     end
         if (j0 == 0)
           for (int r = 0; r < rows_pv; ++r) alpha[hh * rows_pv + r] = 1.0f;
       }
@@ -563,8 +572,17 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
       const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
 @   end
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
-@   row_blocks("      ", PR, mk.pv_name, mk.pv_edges, "(" .. (columns and "st + hh * rows_pv + r0" or "st + (hh * rows_pv + r0) * ss") ..
-@     qs_arg .. ", alpha + hh * rows_pv + r0, n, vbase, vs" .. (kv.scaled and ", vsbase, a->v_scale_stride.seq" or "") .. ", ot + r0 * dp, dp" .. (kern.D and "" or ", d") .. ");")
+@   local pv_args = "(" .. (columns and "st + hh * rows_pv + r0" or "st + (hh * rows_pv + r0) * ss") ..
+@     qs_arg .. ", alpha + hh * rows_pv + r0, n, vbase, vs" .. (kv.scaled and ", vsbase, a->v_scale_stride.seq" or "") .. ", ot + r0 * dp, dp" .. (kern.D and "" or ", d") .. ");"
+@   if mk.pv_contig then
+      if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
+@     row_blocks("        ", mk.pv_contig.pr, mk.pv_contig.name, mk.pv_contig.edges, pv_args)
+      } else {
+@     row_blocks("        ", PR, mk.pv_name, mk.pv_edges, pv_args)
+      }
+@   else
+@     row_blocks("      ", PR, mk.pv_name, mk.pv_edges, pv_args)
+@   end
 @   end
     }
 @ else

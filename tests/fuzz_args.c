@@ -3,8 +3,8 @@
  * -fno-sanitize-recover=all, so any overflow, out-of-bounds access or other UB stops the run).
  *
  * 1. Deterministic checks: sizes whose arithmetic would overflow, an unbounded thread count, an out-of-range
- *    ISA, outputs overlapping inputs or each other, ATTNGEN_ISA values that must not be ignored silently, and
- *    the message of an args shape error (only the fields the caller set).
+ *    ISA, outputs overlapping inputs or each other, ATTNGEN_ISA values that must not be ignored silently, the
+ *    message of an args shape error (only the fields the caller set), and each bad attention feature value.
  * 2. A bounded random loop. Each iteration builds a small problem (a specialized kernel of the linked test
  *    tables or a generic kernel with a random shape; every mask; prefill, chunked prefill, decode, split-KV
  *    decode; random strides, including default fields, gaps, head-major, overlapping input rows, shared
@@ -22,6 +22,9 @@
  *      - refused calls must return a negative status, set a new non-empty attngen_last_error(), and leave
  *        every buffer byte-identical. attngen_plan_create is asked first (it writes nothing), so an invalid
  *        call the runtime wrongly accepts is reported without running a kernel on it.
+ *    Every third iteration also draws attention features' values (window, sink_tokens, softcap, alibi_slopes,
+ *    sinks: 0, NULL, negative, huge, NaN, a value for a kernel without the feature) against a kernel with random
+ *    features (feature_iteration: its own rules and tolerance).
  *    Iteration i draws everything from (seed, i) only: FUZZ_ITERS=N replays exactly, FUZZ_ONLY=i one iteration.
  * Environment: FUZZ_SECONDS (default 60), FUZZ_SEED (default 0x5EEDF0220, printed), FUZZ_ITERS, FUZZ_ONLY,
  * FUZZ_VERBOSE=1 (one line per iteration). Exit status 1 on any failure. */
@@ -559,14 +562,18 @@ typedef struct {
 
 static const attngen_kernel_info *g_spec[512];
 static int g_nspec;
+static const attngen_kernel_info *g_feat[256]; /* specialized kernels with attention features, for feature_iteration */
+static int g_nfeat;
 
 static void collect_specialized(void) {
   const unsigned isas = attngen_cpu_isas();
   for (int t = 0; g_tables[t]; t++)
     for (int i = 0; i < g_tables[t]->count && g_nspec < 512; i++) {
       const attngen_kernel_info *ki = &g_tables[t]->kernels[i];
-      if ((unsigned)ki->isa < 32 && ((isas >> ki->isa) & 1u) && !ki->page_size && !ki->features)
-        g_spec[g_nspec++] = ki; /* the random loop's oracle knows no attention features: fuzz_paged runs those */
+      if (!((unsigned)ki->isa < 32 && ((isas >> ki->isa) & 1u)) || ki->page_size) continue; /* paged: fuzz_paged */
+      if (ki->features == 0) g_spec[g_nspec++] = ki;
+      else if (g_nfeat < 256 && g_tables[t]->params.rope.style == ATTNGEN_ROPE_NONE) /* its reference has no RoPE */
+        g_feat[g_nfeat++] = ki;
     }
 }
 
@@ -1289,6 +1296,207 @@ static void fuzz_paged(rng *r) {
   }
 out:
   free(kp), free(vp), free(q), free(o), free(o0), free(kc), free(vc), free(bt), free(ref);
+
+/* attention features: random window, sink_tokens, softcap, alibi_slopes and sinks (0, NULL, negative, huge, NaN, a
+ * value for a kernel without the feature) against kernels with random feature sets: the specialized feature kernels of
+ * the linked tables, a table's selection (the generic fallback with the table's values, for a NEON-only table on
+ * x86), and generic kernels with any feature bits. A call is refused with a message, its output untouched, exactly
+ * when attngen.h's rules say so (a value for a feature the kernel lacks; window or sink_tokens out of range; softcap
+ * not positive and finite; no slopes or sinks from args or table). An accepted call with ordinary values matches the
+ * float64 reference at the tolerance tests/cases.c derives (CASE_TOL, plus the vector tanh's error times the cap for
+ * a soft-cap, plus one fp32 rounding of the biased scores for ALiBi); one with extreme values (NaN or 1e30 slopes,
+ * NaN or -inf sink logits, a cap of 1e30, where that tolerance says nothing) only has to return, its reads watched
+ * by ASan and UBSan. */
+
+static long g_feat_checked, g_feat_refused, g_feat_extreme;
+
+static float *feat_array(rng *r, int n, int mode, int *extreme) {
+  float *x = malloc((size_t)n * sizeof *x); /* exactly n: a read past it is reported */
+  if (!x) exit(2);
+  for (int h = 0; h < n; h++) {
+    switch (mode) {
+    case 0: x[h] = 3.0f * runit(r); break;
+    case 1: x[h] = 0.0f; break;
+    case 2: x[h] = -0.5f - fabsf(runit(r)); break;
+    case 3: x[h] = 1e30f, *extreme = 1; break;
+    case 4: x[h] = h % 2 ? NAN : 0.25f, *extreme = 1; break;
+    default: x[h] = -INFINITY, *extreme = 1; break;
+    }
+  }
+  return x;
+}
+
+/* The refusal attngen.h's rules give for these values on kernel k (0: accepted); `eff` gets the resolved values. */
+static int feature_verdict(const attngen_kernel *k, const attngen_args *a, attngen_args *eff) {
+  const unsigned f = k->shape.features;
+  const attngen_feature_values *t = &k->params.features;
+  *eff = *a;
+  if (((a->window || a->sink_tokens) && !(f & ATTNGEN_ATTN_WINDOW)) ||
+      (a->softcap != 0.0f && !(f & ATTNGEN_ATTN_SOFTCAP)) ||
+      (a->alibi_slopes && !(f & ATTNGEN_ATTN_ALIBI)) || (a->sinks && !(f & ATTNGEN_ATTN_SINKS)))
+    return ATTNGEN_ERR_SHAPE;
+  if (f & ATTNGEN_ATTN_WINDOW) {
+    if (!eff->window) eff->window = t->window;
+    if (!eff->sink_tokens) eff->sink_tokens = t->sink_tokens;
+    if (eff->window < 1 || eff->window > ATTNGEN_MAX_LEN || eff->sink_tokens < 0 || eff->sink_tokens > ATTNGEN_MAX_LEN)
+      return ATTNGEN_ERR_SIZE;
+  }
+  if (f & ATTNGEN_ATTN_SOFTCAP) {
+    if (eff->softcap == 0.0f) eff->softcap = t->softcap;
+    if (!(eff->softcap > 0.0f) || isinf(eff->softcap)) return ATTNGEN_ERR_SIZE;
+  }
+  if ((f & ATTNGEN_ATTN_ALIBI) && !eff->alibi_slopes && !(eff->alibi_slopes = t->alibi_slopes)) return ATTNGEN_ERR_NULL;
+  if ((f & ATTNGEN_ATTN_SINKS) && !eff->sinks) return ATTNGEN_ERR_NULL;
+  return ATTNGEN_OK;
+}
+
+/* A kernel with features: specialized, a table's selection, or generic with random bits. 0 when bound. */
+static int feature_kernel(rng *r, attngen_kernel *k, char *name, size_t n) {
+  const int pick = rint_(r, 0, 99);
+  if (g_nfeat > 0 && pick < 40) {
+    const attngen_kernel_info *ki = g_feat[rnd(r) % (uint64_t)g_nfeat];
+    attngen_shape s = {ki->heads, ki->kv_heads, ki->head_dim, ki->mask, ki->phase, ki->kv_dtype, ki->features, 0};
+    if (attngen_select_specialized(table_of(ki), &s, ki->isa, k) != ATTNGEN_OK) {
+      failf("attngen_select_specialized(%s): %s", ki->name, attngen_last_error());
+      return -1;
+    }
+    snprintf(name, n, "%s", ki->name);
+    return 0;
+  }
+  if (pick < 65) { /* a table's shape with random features, as attngen_select binds it here (the table's values) */
+    const attngen_table *t = g_tables[rnd(r) % (uint64_t)(sizeof g_tables / sizeof g_tables[0] - 1)];
+    attngen_shape s;
+    memset(&s, 0, sizeof s);
+    s.heads = t->heads, s.kv_heads = t->kv_heads, s.head_dim = t->head_dim;
+    s.features = (unsigned)rint_(r, 0, ATTNGEN_ATTN_ALL_);
+    static const attngen_mask causal[] = {ATTNGEN_MASK_CAUSAL, ATTNGEN_MASK_CAUSAL_PADDING};
+    s.mask = (s.features & ATTNGEN_ATTN_WINDOW) ? PICK(r, causal) : (attngen_mask)rint_(r, 0, ATTNGEN_MASK_COUNT_ - 1);
+    s.phase = (attngen_phase)rint_(r, 0, ATTNGEN_PHASE_COUNT_ - 1);
+    if (attngen_select(t, &s, k) != ATTNGEN_OK) {
+      failf("attngen_select(%s, features 0x%x): %s", t->model, s.features, attngen_last_error());
+      return -1;
+    }
+    snprintf(name, n, "%s %s %s features 0x%x: %s", t->model, attngen_mask_name(s.mask), attngen_phase_name(s.phase),
+             s.features, k->info->name);
+    return 0;
+  }
+  const unsigned isas = attngen_cpu_isas();
+  attngen_shape s;
+  memset(&s, 0, sizeof s);
+  s.kv_heads = rint_(r, 1, 3);
+  s.heads = s.kv_heads * rint_(r, 1, 3);
+  s.head_dim = PICK(r, ((const int[]){1, 3, 8, 16, 17, 24, 33, 40, 64}));
+  s.mask = (attngen_mask)rint_(r, 0, ATTNGEN_MASK_COUNT_ - 1);
+  s.phase = (attngen_phase)rint_(r, 0, ATTNGEN_PHASE_COUNT_ - 1);
+  s.features = (unsigned)rint_(r, 0, ATTNGEN_ATTN_ALL_);
+  int isa;
+  do isa = rint_(r, 0, ATTNGEN_ISA_COUNT_ - 1);
+  while (!((isas >> isa) & 1u));
+  set_sentinel_error();
+  const int st = attngen_select_generic(&s, (attngen_isa)isa, k);
+  snprintf(name, n, "generic h%d kv%d d%d %s %s features 0x%x %s", s.heads, s.kv_heads, s.head_dim,
+           attngen_mask_name(s.mask), attngen_phase_name(s.phase), s.features, attngen_isa_name((attngen_isa)isa));
+  const int causal = (attngen_mask_features(s.mask) & ATTNGEN_FEATURE_CAUSAL) != 0;
+  if ((s.features & ATTNGEN_ATTN_WINDOW) && !causal) { /* a window needs a causal mask */
+    expect_refused("attngen_select_generic (a window without a causal mask)", st, ATTNGEN_ERR_UNSUPPORTED);
+    return 1;
+  }
+  if (st != ATTNGEN_OK) {
+    failf("attngen_select_generic: %s", attngen_last_error());
+    return -1;
+  }
+  return 0;
+}
+
+static void feature_iteration(uint64_t seed, long it) {
+  rng r = {seed ^ 0xFEA70000ull ^ ((uint64_t)it * 0x9E3779B97F4A7C15ull)};
+  (void)rnd(&r);
+  attngen_kernel k;
+  char name[200];
+  snprintf(g_ctx, sizeof g_ctx, "feature iteration %ld (FUZZ_SEED=%llu FUZZ_ONLY=%ld)", it, (unsigned long long)seed,
+           it);
+  if (feature_kernel(&r, &k, name, sizeof name)) return;
+  snprintf(g_ctx, sizeof g_ctx, "feature iteration %ld (FUZZ_SEED=%llu FUZZ_ONLY=%ld), %s", it,
+           (unsigned long long)seed, it, name);
+  const attngen_shape sh = k.shape;
+  const int H = sh.heads, KVH = sh.kv_heads, D = sh.head_dim, B = rint_(&r, 1, 2);
+  const int Q = sh.phase == ATTNGEN_PHASE_DECODE ? rint_(&r, 1, ATTNGEN_DECODE_MAX_Q) : rint_(&r, 1, 40);
+  const int KV = Q + (pct(&r, 15) ? rint_(&r, 100, 300) : rint_(&r, 0, 40)), CAP = KV + rint_(&r, 0, 3);
+  const unsigned f = sh.features;
+  int extreme = 0;
+  attngen_args a;
+  memset(&a, 0, sizeof a);
+  a.batch = B, a.q_len = Q, a.kv_len = KV, a.kv_capacity = CAP;
+  const size_t nq = (size_t)B * Q * H * D, nk = (size_t)B * CAP * KVH * D, nl = (size_t)B * H * Q;
+  float *q = malloc(nq * 4), *kk = malloc(nk * 4), *v = malloc(nk * 4), *o = malloc(nq * 4);
+  float *lse = pct(&r, 50) ? malloc(nl * 4) : NULL;
+  int32_t lens[2];
+  if (!q || !kk || !v || !o) exit(2);
+  for (size_t i = 0; i < nq; i++) q[i] = runit(&r);
+  for (size_t i = 0; i < nk; i++) kk[i] = runit(&r), v[i] = runit(&r);
+  memset(o, 0xA5, nq * 4); /* untouched when refused */
+  a.q = q, a.k = kk, a.v = v, a.o = o, a.lse = lse;
+  if (mask_reads_lens(sh.mask)) {
+    for (int b = 0; b < B; b++) lens[b] = rint_(&r, sh.mask == ATTNGEN_MASK_CAUSAL_PADDING ? Q : 0, KV);
+    a.kv_lens = lens;
+  }
+  /* each value: mostly for a kernel with the feature, now and then for one without */
+  if ((f & ATTNGEN_ATTN_WINDOW) ? pct(&r, 70) : pct(&r, 10))
+    a.window = PICK(&r, ((const int[]){1, 2, 5, 16, KV, KV + 3, ATTNGEN_MAX_LEN, ATTNGEN_MAX_LEN + 1, -1, INT_MIN,
+                                       INT_MAX}));
+  if ((f & ATTNGEN_ATTN_WINDOW) ? pct(&r, 40) : pct(&r, 5))
+    a.sink_tokens = PICK(&r, ((const int[]){1, 3, KV / 2, KV + 2, ATTNGEN_MAX_LEN + 1, -1, INT_MAX}));
+  if ((f & ATTNGEN_ATTN_SOFTCAP) ? pct(&r, 70) : pct(&r, 10))
+    a.softcap = PICK(&r, ((const float[]){0.5f, 5.0f, 50.0f, 1e30f, FLT_MIN, 1e-30f, -1.0f, NAN, INFINITY, -INFINITY}));
+  float *slopes = NULL, *sinks = NULL;
+  if ((f & ATTNGEN_ATTN_ALIBI) ? pct(&r, 70) : pct(&r, 10))
+    a.alibi_slopes = slopes = feat_array(&r, H, rint_(&r, 0, 4), &extreme);
+  if ((f & ATTNGEN_ATTN_SINKS) ? pct(&r, 85) : pct(&r, 10))
+    a.sinks = sinks = feat_array(&r, H, rint_(&r, 0, 5), &extreme);
+
+  attngen_args eff;
+  const int want = feature_verdict(&k, &a, &eff);
+  const int threads = pct(&r, 30) ? 2 : 1;
+  set_sentinel_error();
+  const int st = threads > 1 ? attngen_run_parallel(&k, &a, threads) : attngen_run(&k, &a);
+  if (want != ATTNGEN_OK) {
+    char what[64];
+    snprintf(what, sizeof what, "attngen_run (%d thread%s)", threads, threads > 1 ? "s" : "");
+    expect_refused(what, st, want);
+    for (size_t i = 0; i < nq; i++)
+      if (((const uint32_t *)o)[i] != 0xA5A5A5A5u) {
+        failf("refused, but o[%zu] was written", i);
+        break;
+      }
+    g_feat_refused++;
+  } else if (st != ATTNGEN_OK) {
+    failf("refused with %s (%s); the feature values are valid", attngen_status_name(st), attngen_last_error());
+  } else if (extreme || ((f & ATTNGEN_ATTN_SOFTCAP) && eff.softcap > 1e6f)) {
+    g_feat_extreme++;
+  } else {
+    double *ref = malloc(nq * sizeof *ref), *rl = malloc(nl * sizeof *rl), m = 1.0, e = 0.0, le = 0.0, tol = CASE_TOL;
+    if (!ref || !rl) exit(2);
+    ref_attention(&sh, &eff, ref, rl);
+    if (f & ATTNGEN_ATTN_SOFTCAP) tol += CASE_SOFTCAP_TOL(eff.softcap);
+    if (f & ATTNGEN_ATTN_ALIBI) { /* m: the largest |row max| of the biased scores, <= |lse| + log(kv_len) */
+      double bm = 0.0;
+      for (size_t i = 0; i < nl; i++)
+        if (!isinf(rl[i])) bm = fmax(bm, fabs(rl[i]) + log((double)KV));
+      tol += CASE_ALIBI_TOL(bm);
+    }
+    for (size_t i = 0; i < nq; i++) m = fmax(m, fabs(ref[i]));
+    for (size_t i = 0; i < nq; i++) e = fmax(e, isfinite(o[i]) ? fabs(o[i] - ref[i]) : INFINITY);
+    for (size_t i = 0; lse && i < nl; i++)
+      le = fmax(le, isinf(rl[i]) ? (lse[i] == (float)rl[i] ? 0.0 : INFINITY)
+                                 : fabs(lse[i] - rl[i]) / fmax(1.0, fabs(rl[i])));
+    if (e > tol * m) failf("max |out - ref| = %.3g > %.3g * %.3g (window %d, sink_tokens %d, softcap %g)", e, tol, m,
+                           eff.window, eff.sink_tokens, (double)eff.softcap);
+    if (le > tol) failf("max lse error %.3g > %.3g", le, tol);
+    g_feat_checked++;
+    free(ref);
+    free(rl);
+  }
+  free(q), free(kk), free(v), free(o), free(lse), free(slopes), free(sinks);
 }
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -1475,6 +1683,48 @@ static int forked_pool_body(const void *arg) {
 static void regressions(void) {
   small s;
   attngen_args a;
+
+  /* attention features: each bad value (or a value for a kernel without the feature, or none from args or table)
+   * refused by plan_create and attngen_run with the field's name */
+  {
+    static const struct {
+      unsigned features;
+      int window, sink_tokens;
+      float softcap;
+      int want;
+      const char *needle;
+    } fc[] = {
+        {0, 0, 0, 5.0f, ATTNGEN_ERR_SHAPE, "softcap"},
+        {0, 4, 0, 0.0f, ATTNGEN_ERR_SHAPE, "window"},
+        {ATTNGEN_ATTN_SOFTCAP, 4, 0, 5.0f, ATTNGEN_ERR_SHAPE, "window"},
+        {ATTNGEN_ATTN_WINDOW, -1, 0, 0.0f, ATTNGEN_ERR_SIZE, "window"},
+        {ATTNGEN_ATTN_WINDOW, INT_MAX, 0, 0.0f, ATTNGEN_ERR_SIZE, "window"},
+        {ATTNGEN_ATTN_WINDOW, 3, -2, 0.0f, ATTNGEN_ERR_SIZE, "sink_tokens"},
+        {ATTNGEN_ATTN_WINDOW, 0, 0, 0.0f, ATTNGEN_ERR_SIZE, "window"},
+        {ATTNGEN_ATTN_SOFTCAP, 0, 0, NAN, ATTNGEN_ERR_SIZE, "softcap"},
+        {ATTNGEN_ATTN_SOFTCAP, 0, 0, -1.0f, ATTNGEN_ERR_SIZE, "softcap"},
+        {ATTNGEN_ATTN_SOFTCAP, 0, 0, INFINITY, ATTNGEN_ERR_SIZE, "softcap"},
+        {ATTNGEN_ATTN_SOFTCAP, 0, 0, 0.0f, ATTNGEN_ERR_SIZE, "softcap"},
+        {ATTNGEN_ATTN_ALIBI, 0, 0, 0.0f, ATTNGEN_ERR_NULL, "alibi_slopes"},
+        {ATTNGEN_ATTN_SINKS, 0, 0, 0.0f, ATTNGEN_ERR_NULL, "sinks"},
+    };
+    for (size_t i = 0; i < sizeof fc / sizeof fc[0]; i++) {
+      small_init(&s, ATTNGEN_PHASE_PREFILL, ATTNGEN_MASK_CAUSAL);
+      attngen_shape sh = s.k.shape;
+      sh.features = fc[i].features;
+      if (attngen_select_generic(&sh, ATTNGEN_ISA_SCALAR, &s.k) != ATTNGEN_OK) {
+        failf("select_generic with features 0x%x: %s", fc[i].features, attngen_last_error());
+        exit(1);
+      }
+      a = s.a;
+      a.window = fc[i].window, a.sink_tokens = fc[i].sink_tokens, a.softcap = fc[i].softcap;
+      char what[128];
+      snprintf(what, sizeof what, "features 0x%x, window %d, sink_tokens %d, softcap %g", fc[i].features,
+               fc[i].window, fc[i].sink_tokens, (double)fc[i].softcap);
+      regress_refuse(what, &s, &a, fc[i].want, fc[i].needle);
+      small_free(&s);
+    }
+  }
 
   /* ATTNGEN_ISA unknown or unusable -> one stderr line per process, always */
   {
@@ -1729,9 +1979,9 @@ int main(void) {
   g_sentinel[0] = 0;
   snprintf(g_sentinel, sizeof g_sentinel, "%s", set_sentinel_error());
   collect_specialized();
-  printf("fuzz_args: seed %llu (FUZZ_SEED), %s, %d specialized kernels from %d tables, ISAs:",
+  printf("fuzz_args: seed %llu (FUZZ_SEED), %s, %d specialized kernels (%d with attention features) from %d tables, ISAs:",
          (unsigned long long)seed, only >= 0 ? "one iteration (FUZZ_ONLY)" : iters >= 0 ? "fixed iterations" : "time-bounded",
-         g_nspec, (int)(sizeof g_tables / sizeof g_tables[0]) - 1);
+         g_nspec + g_nfeat, g_nfeat, (int)(sizeof g_tables / sizeof g_tables[0]) - 1);
   for (int i = 0; i < ATTNGEN_ISA_COUNT_; i++)
     if ((attngen_cpu_isas() >> i) & 1u) printf(" %s", attngen_isa_name((attngen_isa)i));
   printf("\n");
@@ -1749,6 +1999,7 @@ int main(void) {
     if (only < 0 && iters >= 0 && it >= iters) break;
     if (only < 0 && iters < 0 && now_s() - t0 >= seconds) break;
     one_iteration(seed, it);
+    if (it % 3 == 0) feature_iteration(seed, it);
     rng r = {seed ^ 0xABCDEF ^ (uint64_t)it};
     fuzz_selection(&r);
     fuzz_paged(&r);
@@ -1763,6 +2014,8 @@ int main(void) {
   printf("  invalid calls refused with a message and untouched buffers: %ld; borderline (interleaved output rows): "
          "%ld accepted, %ld refused; not run (sizes the buffers do not back): %ld; selection checks: %ld\n",
          g_st.refused, g_st.either_acc, g_st.either_ref, g_st.skipped, g_st.select_checks);
+  printf("  attention features: %ld calls checked against the reference, %ld refused as the rules say, %ld with "
+         "extreme values (NaN, 1e30, -inf) returned\n", g_feat_checked, g_feat_refused, g_feat_extreme);
   printf("  max |out - ref| / max(1, max|ref|) = %.3g, max lse error %.3g (tolerance %.0e)\n", g_max_err,
          g_max_lse_err, CASE_TOL);
   printf("fuzz_args: %s (%ld failure(s))\n", g_failures ? "FAILED" : "passed", g_failures);

@@ -6,8 +6,10 @@
 -- From every catalog config (configs/*.lua) it builds variants with a deterministic PRNG: deleted fields, wrong
 -- types, huge and non-finite numbers, broken lists, hostile strings, unknown keys, non-table returns, runtime
 -- errors, endless loops, deep recursion, large allocations, and text-level damage (deleted spans, duplicated
--- lines, dropped braces). Each variant is written as a config FILE and run as `INTERP gen/attngen.lua FILE -o DIR`
--- in its own directory, under `timeout`. A few command lines get random flags and values too.
+-- lines, dropped braces), attention features and kinds of layers (every feature field valid or not, per kind too,
+-- `false` in a kind, a window without a causal mask, sink_tokens without a window, layers naming no kind). Each
+-- variant is written as a config FILE and run as `INTERP gen/attngen.lua FILE -o DIR` in its own directory, under `timeout`. A few command lines get random flags and values too (the feature flags
+-- among them). A refusal of a config whose only changes are features or kinds must name the field.
 --
 -- The contract, for every case:
 --   * exit 0, exactly attngen_<cname>.c and .h written (nothing else), the .c starting with the
@@ -119,8 +121,13 @@ local ALLOWED = {
   isas = { "avx512", "avx2", "neon", "scalar" },
 }
 local KNOWN = { name = true, source = true, notes = true, heads = true, kv_heads = true, head_dim = true,
-                masks = true, phases = true, isas = true, scale = true }
+                masks = true, phases = true, isas = true, scale = true, window = true, sink_tokens = true,
+                softcap = true, sinks = true, alibi = true, kinds = true, layers = true }
 local FLT_MIN, FLT_MAX = 1.1754943508222875e-38, 3.4028234663852886e+38
+-- Attention features (README, Config): each feature's fields, the first turning it on.
+local FEATURES = { { "window", "sink_tokens" }, { "softcap" }, { "sinks" }, { "alibi" } }
+local KIND_FIELDS = { name = true, rope = true, scale = true, window = true, sink_tokens = true, softcap = true,
+                      sinks = true, alibi = true }
 
 local function is_int(v, lo, hi)
   return type(v) == "number" and v == v and v == math.floor(v) and v >= lo and v <= hi
@@ -166,6 +173,84 @@ local function deep_equal(a, b)
   return true
 end
 
+local function float_ok(v) return type(v) == "number" and v >= FLT_MIN and v <= FLT_MAX end
+local FIELD_OK = {
+  window = function(v) return is_int(v, 1, 2^30) end,
+  sink_tokens = function(v) return is_int(v, 0, 2^30) end,
+  softcap = float_ok,
+  sinks = function(v) return v == true end,
+  alibi = function(v)
+    if v == true then return true end
+    if type(v) ~= "table" then return false end
+    for k in pairs(v) do if k ~= "max_bias" then return false end end
+    return v.max_bias == nil or float_ok(v.max_bias)
+  end,
+}
+
+-- The features of one table of values (the top level, or a kind's merged with it): nil when valid, else why.
+local function features_invalid(t, masks)
+  for _, fields in ipairs(FEATURES) do
+    for _, f in ipairs(fields) do
+      if t[f] ~= nil and not FIELD_OK[f](t[f]) then return f end
+      if t[f] ~= nil and t[fields[1]] == nil then return f .. " without " .. fields[1] end
+    end
+  end
+  if t.window ~= nil then
+    for _, m in ipairs(masks) do
+      if m ~= "causal" and m ~= "causal_padding" then return "window with mask " .. m end
+    end
+  end
+end
+
+-- A list by the rules: keys exactly 1..n, n >= 1.
+local function is_list(v)
+  if type(v) ~= "table" then return false end
+  local n = 0
+  for _ in pairs(v) do n = n + 1 end
+  return n > 0 and n == #v
+end
+
+-- kinds and layers: nil when valid, "unsure" for a kind's rope the catalog never used, else why.
+local CATALOG_ROPES = {}
+local function kinds_invalid(t, masks)
+  if t.kinds == nil then return t.layers ~= nil and "layers without kinds" or nil end
+  if not is_list(t.kinds) then return "kinds not a list" end
+  local names, unsure = {}, nil
+  for _, k in ipairs(t.kinds) do
+    if type(k) ~= "table" then return "kind not a table" end
+    for key in pairs(k) do if not KIND_FIELDS[key] then return "unknown kind field" end end
+    if type(k.name) ~= "string" or #k.name > 32 or not k.name:match("^[a-z][a-z0-9_]*$") then return "kind name" end
+    if names[k.name] then return "kind name twice" end
+    names[k.name] = true
+    if k.scale ~= nil and not float_ok(k.scale) then return "kind scale" end
+    if k.rope ~= nil and k.rope ~= false then
+      local seen = false
+      for _, r in ipairs(CATALOG_ROPES) do seen = seen or deep_equal(r, k.rope) end
+      if not seen then unsure = "unsure" end
+      -- a catalog rope rotates rotary_dim (default head_dim) dims: even, 2..head_dim
+      local rd = type(k.rope) == "table" and (k.rope.rotary_dim or t.head_dim)
+      if seen and not (is_int(rd, 2, t.head_dim) and rd % 2 == 0) then return "kind rope's rotary_dim" end
+    end
+    local merged = {}
+    for _, fields in ipairs(FEATURES) do
+      local off = k[fields[1]] == false
+      for _, f in ipairs(fields) do
+        local v = k[f]
+        if v == false and f ~= fields[1] then return "kind " .. f .. " false" end
+        if v == nil and not off then v = t[f] end
+        if v ~= false then merged[f] = v end
+      end
+    end
+    local why = features_invalid(merged, masks)
+    if why then return "kind " .. why end
+  end
+  if t.layers ~= nil then
+    if not is_list(t.layers) or #t.layers > 4096 then return "layers not a list" end
+    for _, x in ipairs(t.layers) do if not names[x] then return "layer of no kind" end end
+  end
+  return unsure
+end
+
 -- Returns the verdict ("valid", "invalid" or "unsure"), the C name (name with '-' -> '_') when the name is valid,
 -- and a reason.
 local function oracle_table(t)
@@ -196,6 +281,11 @@ local function oracle_table(t)
   end
   local s = t.scale
   if s ~= nil and not (type(s) == "number" and s >= FLT_MIN and s <= FLT_MAX) then return bad("scale") end
+  local masks = type(t.masks) == "string" and { t.masks } or t.masks
+  local why = features_invalid(t, masks)
+  if why then return bad(why) end
+  why = kinds_invalid(t, masks)
+  if why == "unsure" then unsure = true elseif why then return bad(why) end
   return unsure and "unsure" or "valid", cname
 end
 
@@ -516,6 +606,75 @@ local function m_valid(E) -- a valid config by the rules (the generator must acc
   return "valid"
 end
 
+-- Attention features and kinds of layers: values of every field, valid or not, and the combinations the rules refuse
+-- (a window without a causal mask, sink_tokens without a window, `false` for a field that cannot be off, a layer
+-- naming no kind, layers without kinds, a kind's unknown field or repeated name).
+local FEATURE_VALUES = { -- valid ones, then invalid ones
+  window = { { "1", "16", "4096", "2^30", "128.0" }, { "2^30+1", "0", "-1", "1.5", '"4096"', "true", "0/0", "1/0", "{}" } },
+  sink_tokens = { { "0", "4", "2^30" }, { "-1", "2.5", '"4"', "0/0", "true" } },
+  softcap = { { "50", "50.0", "1.1754943508222875e-38", "3.4028234663852886e+38", "0.5" },
+              { "1e-39", "1e39", "0", "-50", "0/0", "1/0", '"50"', "true" } },
+  sinks = { { "true" }, { "1", '"true"', "{}", "{ true }" } },
+  alibi = { { "true", "{}", "{ max_bias = 8 }", "{ max_bias = 0.5 }" },
+            { "{ max_bias = 0 }", "{ max_bias = -1 }", "{ max_bias = 0/0 }", "{ slope = 1 }", "{ 8 }", "8", '"true"',
+              "{ max_bias = true }" } },
+}
+local FEATURE_FIELDS = { "window", "sink_tokens", "softcap", "sinks", "alibi" }
+local KIND_NAMES = { "local", "global", "sliding", "full", "k2", "x_y", "Local", "1st", "", "a-b", string.rep("k", 33) }
+
+-- n feature fields into a list of entries, each valid 85% of the time; in a kind, `false` now and then.
+local function feature_entries(into, n, in_kind)
+  for _ = 1, n do
+    local f = pick(FEATURE_FIELDS)
+    local v = in_kind and chance(15) and "false" or pick(FEATURE_VALUES[f][chance(85) and 1 or 2])
+    if f == "sink_tokens" and chance(70) then into[#into + 1] = { k = "window", v = raw(pick(FEATURE_VALUES.window[1])) } end
+    into[#into + 1] = { k = f, v = raw(v) }
+  end
+end
+
+local function m_features(E)
+  local r = rnd(10)
+  -- masks that allow a window most of the time
+  if chance(70) then set(E, "masks", tbl(chance(50) and { "causal" } or { "causal", "causal_padding" }))
+  elseif chance(50) then set(E, "masks", tbl(subset(ALLOWED.masks))) end
+  if r <= 3 then
+    local fs = {}
+    feature_entries(fs, rnd(3))
+    for _, e in ipairs(fs) do set(E, e.k, e.v) end
+    return "features"
+  elseif r == 4 then
+    set(E, pick({ "sliding_window", "logit_softcapping", "attn_logit_softcapping" }), raw(pick({ "4096", "50.0" })))
+    return "features alias"
+  end
+  -- kinds, each with a few of its own fields; sometimes the top level's features too
+  if chance(50) then
+    local fs = {}
+    feature_entries(fs, rnd(2))
+    for _, e in ipairs(fs) do set(E, e.k, e.v) end
+  end
+  local kinds, names = {}, {}
+  for i = 1, rnd(3) do
+    local name = chance(85) and ({ "local", "global", "mid" })[i] or pick(KIND_NAMES)
+    names[#names + 1] = name
+    local fields = { { k = "name", v = name } }
+    feature_entries(fields, rnd(3) - 1, true)
+    if chance(20) then fields[#fields + 1] = { k = "rope", v = chance(50) and false or to_value(pick(CATALOG_ROPES)) } end
+    if chance(15) then fields[#fields + 1] = { k = "scale", v = raw(pick({ "0.0625", "1", "0.125", "0", "0/0" })) } end
+    if chance(5) then fields[#fields + 1] = { k = pick({ "layers", "kinds", "heads", "Window", "masks" }), v = 1 } end
+    kinds[#kinds + 1] = chance(97) and tbl({}, fields) or raw(pick({ "true", '"local"', "{ 1 }" }))
+  end
+  if chance(8) then table.insert(kinds, rnd(#kinds + 1), HOLE) end
+  if r == 5 and chance(50) then E[#E + 1] = { k = "kinds", v = raw(pick({ "{}", "true", '{ name = "x" }', '"local"' })) }
+  elseif r ~= 5 then set(E, "kinds", tbl(kinds)) end
+  if chance(70) then
+    local layers = {}
+    for i = 1, pick({ 1, 2, 6, 26, 26, 4097 }) do layers[i] = pick(names) end
+    if chance(10) then layers[rnd(#layers)] = pick({ "nope", "LOCAL", 1, true }) end
+    set(E, "layers", tbl(layers))
+  end
+  return r == 5 and "kinds broken" or "kinds"
+end
+
 -- Whole-file hazards around a catalog table (its source text, `src`).
 local function m_hazard(_, src)
   local tail = "return " .. src
@@ -602,8 +761,8 @@ local function m_text(_, _, text)
   end
 end
 
-local TABLE_MUTATIONS = { m_delete, m_wrong_type, m_number, m_list, m_hostile, m_keys, m_valid }
-local TABLE_WEIGHTS = { 8, 12, 12, 12, 14, 8, 10 }
+local TABLE_MUTATIONS = { m_delete, m_wrong_type, m_number, m_list, m_hostile, m_keys, m_valid, m_features }
+local TABLE_WEIGHTS = { 8, 12, 12, 12, 14, 8, 10, 16 }
 
 local function weighted(ws)
   local total = 0
@@ -623,6 +782,10 @@ for name in capture("cd " .. sh_quote(ROOT) .. " && LC_ALL=C ls configs"):gmatch
     local ok, t = run_config_text(text)
     assert(ok and type(t) == "table", "catalog config configs/" .. name .. " does not load")
     CATALOG[#CATALOG + 1] = { file = "configs/" .. name, text = text, table = t }
+    if t.rope then CATALOG_ROPES[#CATALOG_ROPES + 1] = t.rope end
+    for _, k in ipairs(type(t.kinds) == "table" and t.kinds or {}) do
+      if type(k) == "table" and k.rope then CATALOG_ROPES[#CATALOG_ROPES + 1] = k.rope end
+    end
     for k, v in pairs(t) do
       if type(k) == "string" and not KNOWN[k] then
         UNMODELLED[k] = UNMODELLED[k] or {}
@@ -656,8 +819,11 @@ local function make_config_case(no)
   local ok, t = run_config_text(text)
   local verdict, cname = "invalid", nil
   if ok then verdict, cname = oracle_table(t) end
+  -- features and kinds alone: a refusal names the field (every rule of theirs is about one)
+  local names_field = true
+  for part in (desc .. " + "):gmatch("(.-) %+ ") do names_field = names_field and (part:find("^features") or part:find("^kinds")) ~= nil end
   return {
-    kind = "config", no = no, base = base.file, desc = desc,
+    kind = "config", no = no, base = base.file, desc = desc, names_field = names_field,
     files = { ["case.lua"] = text }, argv = { "case.lua", "-o", "out" }, dirs = { "out" },
     verdict = verdict, cname = cname, outdir = "out",
   }
@@ -675,7 +841,7 @@ local LIST_JUNK = { "causal,causal", ",", "", "causal;none", "CAUSAL", "sliding"
 local NAME_VALUES = { "x", "my-model", "Llama", "two\nlines", "", "-x", "a--b", string.rep("n", 64),
   string.rep("n", 65), "x*/", "$(reboot)", "gpt2", "9", "\255", "a b", "a/b", "../x", "a.b" }
 local UNKNOWN_FLAGS = { "--bogus", "-x", "--heads-count", "---heads", "--HEADS", "--kv_heads", "--masks",
-  "--head_dim", "-H", "--sliding-window", "--softcap", "--lse", "--o", "-oo" }
+  "--head_dim", "-H", "--sliding-window", "--sink_tokens", "--lse", "--o", "-oo" }
 -- -o spellings and where the files land (relative to the case directory; "" = the case directory itself)
 local OUT_DIRS = { { "out", "out" }, { "out", "out" }, { "out/", "out" }, { "./out", "out" },
   { "deep/er/out", "deep/er/out" }, { ".", "" }, { "x/../out", "out" }, { "out//", "out" }, { "out/.", "out" },
@@ -697,6 +863,30 @@ end
 local function num_spelling(n)
   local f = pick(NUM_SPELLINGS)
   return (f:gsub("%%d", string.format("%d", n)):gsub("%%x", string.format("%x", n)))
+end
+
+local FLAG_VALUES = { -- valid ones, then invalid ones
+  window = { { "4096", "16", "1e3" }, { "0", "-1", "1.5", "4k", "" } },
+  sink_tokens = { { "4", "0" }, { "-2", "x" } },
+  softcap = { { "50", "30.5" }, { "0", "-1", "inf", "nan", "1e39", "1e-39" } },
+  sinks = { { "true" }, { "yes", "false", "1" } },
+  alibi = { { "true", "max_bias=8", "max_bias=0.5" }, { "max_bias=0", "8", "slope=1", "max_bias=", "max_bias=8,max_bias=8" } },
+}
+-- A feature flag's value (README, Command line): "true"/"false", a decimal number, field=value pairs separated by
+-- commas, else the text itself. nil: malformed pairs (refused by the flag's own reading).
+local function flag_text_value(s)
+  local function scalar(x)
+    if x == "true" then return true elseif x == "false" then return false end
+    return x:match("^[-+]?%.?%d") and tonumber(x) or x
+  end
+  if not s:find("=", 1, true) then return scalar(s) end
+  local t = {}
+  for item in (s .. ","):gmatch("([^,]*),") do
+    local k, v = item:match("^%s*([%w_]+)%s*=%s*(.-)%s*$")
+    if not k or v == "" or t[k] ~= nil then return nil end
+    t[k] = scalar(v)
+  end
+  return t
 end
 
 local function make_cli_case(no)
@@ -739,6 +929,18 @@ local function make_cli_case(no)
   if chance(30) then flag("--isa", list_value(ALLOWED.isas)); eff.isas = csv(argv[#argv]:gsub("^%-%-isa=", "")) end
   if chance(20) then local v = valid_name(); flag("--name", v); eff.name = v end
   if chance(20) then num("--scale", "scale", pick({ "0.125", "1e-3", "0.0625", "3.4028234663852886e+38", "1.1754943508222875e-38", "0x1p-3" })) end
+  -- a flag per feature field: its text read as the README says (decimal numbers, true/false, field=value pairs)
+  local features = chance(30) and rnd(3) or 0
+  if features > 0 and chance(60) then flag("--mask", "causal"); eff.masks = { "causal" } end
+  for _ = 1, features do
+    local f = pick(FEATURE_FIELDS)
+    local v = pick(FLAG_VALUES[f][chance(80) and 1 or 2])
+    if f == "sink_tokens" and chance(70) then flag("--window", "64"); eff.window = 64 end
+    flag("--" .. f:gsub("_", "-"), v)
+    local parsed = flag_text_value(v)
+    if parsed == nil then invalid = true else eff[f] = parsed end
+    desc[#desc + 1] = "--" .. f
+  end
 
   local list_only = false
   for _ = 1, rnd(4) - 1 do -- the damage
@@ -994,6 +1196,8 @@ for _, c in ipairs(cases) do
       report(c, "the message shows a traceback or internals ('" .. bad_word .. "')", st, err, files)
     elseif #produced > 0 then
       report(c, "files written on error", st, err, files)
+    elseif c.names_field and not err:find(" field '", 1, true) then
+      report(c, "the message names no field", st, err, files)
     elseif c.verdict == "valid" then
       counts.refused_valid = counts.refused_valid + 1
       if STRICT then

@@ -28,10 +28,10 @@ enum { H = 4, KVH = 2, D = 64, MAXN = 4 };
 static const uint32_t SENTINEL = 0x7FBADBADu; /* outputs' gaps and guards: a NaN pattern the merge never writes */
 
 const char *merge_case_name(int v) {
-  static const char *names[] = {"split-2", "split-3-decode", "split-4", "shared-prefix", "edges", "errors"};
+  static const char *names[] = {"split-2", "split-3-decode", "split-4", "shared-prefix", "cascade", "edges", "errors"};
   return v >= 0 && v < MERGE_COUNT_ ? names[v] : "?";
 }
-int merge_uses_kernels(int v) { return v <= MERGE_PREFIX; }
+int merge_uses_kernels(int v) { return v <= MERGE_CASCADE; }
 
 static float unit(uint32_t *s) { /* [-1, 1), 24 significant bits */
   *s = *s * 1664525u + 1013904223u;
@@ -298,6 +298,75 @@ static int run_prefix(const test_case *c, case_result *r) {
   return fail;
 }
 
+/* attngen_cascade_decode: the prefix's rows once for every sequence (K/V of one sequence), each sequence's own rows
+ * (equal lengths under the causal mask; ragged, one empty, under causal_padding), against each sequence's whole
+ * cache (prefix, then its own rows) as one float64 reference and as attngen's single call. B sequences of Q queries:
+ * a decode kernel takes 8 query rows, so 5 x 2 runs the prefix in two passes. */
+static int run_cascade_one(const test_case *c, attngen_mask mask, int B, int Q, const int *own, case_result *r) {
+  enum { P = 300, MAXB = 5, MAXS = 40 };
+  uint32_t seed = (c->seed | 1u) + (uint32_t)mask;
+  const size_t row_kv = (size_t)KVH * D, nq = (size_t)B * Q * H * D;
+  int kv = 0;
+  for (int b = 0; b < B; b++) kv = own[b] > kv ? own[b] : kv;
+  float *q = randoms(nq, &seed), *kp = randoms(P * row_kv, &seed), *vp = randoms(P * row_kv, &seed);
+  float *ko = randoms((size_t)B * MAXS * row_kv, &seed), *vo = randoms((size_t)B * MAXS * row_kv, &seed);
+  float *kf = malloc((P + MAXS) * row_kv * sizeof(float)), *vf = malloc((P + MAXS) * row_kv * sizeof(float));
+  float *o = sentinels(nq), *lse = sentinels((size_t)B * H * Q), *o1 = malloc(Q * H * D * sizeof(float));
+  float *l1 = malloc(H * Q * sizeof(float));
+  int32_t lens[MAXB];
+  parts p = {.batch = B, .q_len = Q, .n = 0};
+  attngen_kernel k;
+  int fail = !q || !kp || !vp || !ko || !vo || !kf || !vf || !o || !lse || !o1 || !l1 || !parts_alloc(&p)
+                 ? case_failf(r, "out of memory")
+                 : kernel_for(c, mask, ATTNGEN_PHASE_DECODE, &k, r);
+  attngen_cascade_args ca;
+  memset(&ca, 0, sizeof ca);
+  ca.prefix.kv_len = P, ca.prefix.k = kp, ca.prefix.v = vp;
+  ca.suffix.batch = B, ca.suffix.q_len = Q, ca.suffix.kv_len = kv, ca.suffix.q = q, ca.suffix.o = o, ca.suffix.lse = lse;
+  ca.suffix.k = ko, ca.suffix.v = vo; /* [B][MAXS][KVH][D]: capacity MAXS */
+  ca.suffix.kv_capacity = MAXS;
+  for (int b = 0; b < B; b++) lens[b] = own[b];
+  if (mask == ATTNGEN_MASK_CAUSAL_PADDING) ca.suffix.kv_lens = lens;
+  if (!fail) {
+    const int st = attngen_cascade_decode(&k, &ca, 1 + (int)(c->seed % 2));
+    if (st) fail = case_failf(r, "attngen_cascade_decode: %s (%s)", attngen_status_name(st), attngen_last_error());
+  }
+  for (int b = 0; b < B && !fail; b++) { /* sequence b's whole cache: the prefix, then its own rows */
+    const size_t qoff = (size_t)b * Q * H * D, loff = (size_t)b * H * Q;
+    memcpy(kf, kp, P * row_kv * sizeof(float)), memcpy(vf, vp, P * row_kv * sizeof(float));
+    memcpy(kf + P * row_kv, ko + (size_t)b * MAXS * row_kv, own[b] * row_kv * sizeof(float));
+    memcpy(vf + P * row_kv, vo + (size_t)b * MAXS * row_kv, own[b] * row_kv * sizeof(float));
+    attngen_args s;
+    memset(&s, 0, sizeof s);
+    s.batch = 1, s.q_len = Q, s.kv_len = P + own[b], s.q = q + qoff, s.k = kf, s.v = vf, s.o = o1, s.lse = l1;
+    const int32_t whole_len = P + own[b];
+    if (mask == ATTNGEN_MASK_CAUSAL_PADDING) s.kv_lens = &whole_len;
+    const attngen_shape whole = {H, KVH, D, mask, ATTNGEN_PHASE_DECODE, ATTNGEN_KV_F32, 0, 0};
+    ref_attention(&whole, &s, p.ref + qoff, p.ref_lse + loff);
+    fail = run(&k, &s, "single call", r);
+    widen(o1, Q * H * D, p.one + qoff), widen(l1, H * Q, p.one_lse + loff);
+  }
+  const attngen_strides os = {(ptrdiff_t)Q * H * D, H * D, D}, ls = {(ptrdiff_t)H * Q, 1, Q};
+  if (!fail)
+    fail = check_rows("cascade vs float64", &p, o, os, lse, ls, p.ref, p.ref_lse, 1, r) ||
+           check_rows("cascade vs the single call", &p, o, os, lse, ls, p.one, p.one_lse, 0, r);
+  if (!fail) { /* refusals write nothing */
+    memcpy(o1, o, sizeof(float)), ca.prefix.kv_len = 0;
+    const int st = attngen_cascade_decode(&k, &ca, 1);
+    if (st != ATTNGEN_ERR_SIZE || !*attngen_last_error() || memcmp(o1, o, sizeof(float)))
+      fail = case_failf(r, "a prefix without rows: %s, want ATTNGEN_ERR_SIZE with a message and nothing written",
+                        attngen_status_name(st));
+  }
+  free(q), free(kp), free(vp), free(ko), free(vo), free(kf), free(vf), free(o), free(lse), free(o1), free(l1);
+  parts_free(&p);
+  return fail;
+}
+static int run_cascade(const test_case *c, case_result *r) {
+  static const int equal[5] = {17, 17, 17, 17, 17}, ragged[3] = {0, 5, 40};
+  return run_cascade_one(c, ATTNGEN_MASK_CAUSAL, 5, 2, equal, r) ||
+         run_cascade_one(c, ATTNGEN_MASK_CAUSAL_PADDING, 3, 1, ragged, r);
+}
+
 /* Made-up states (batch 1, one head, head_dim 3, 3 states, one row per situation) against a float64 merge; states
  * whose lse is -inf hold NaN in o, which must not be read. */
 static int run_edges(case_result *r) {
@@ -455,6 +524,7 @@ int merge_run(const test_case *c, case_result *r) {
   case MERGE_SPLIT3: return run_split(c, 3, ATTNGEN_PHASE_DECODE, 2, 4, 1500, r);
   case MERGE_SPLIT4: return run_split(c, 4, ATTNGEN_PHASE_PREFILL, 4, 7, 257, r);
   case MERGE_PREFIX: return run_prefix(c, r);
+  case MERGE_CASCADE: return run_cascade(c, r);
   case MERGE_EDGES: return run_edges(r);
   case MERGE_ERRORS: return run_errors(r);
   }

@@ -222,6 +222,80 @@ one_line "--vendor: the model's attngen_generic.c has the name of a runtime file
 one_line "field '--vendor': writes one model with the runtime: not with --runtime" --runtime --vendor -o "$tmp/cli"
 if [ ! -e "$tmp/cli" ]; then ok; else bad "a refused --vendor wrote $(ls "$tmp/cli")"; fi
 
+# 2i. a flag per field a kind of layer may set (--rope, --window, --sink-tokens, --softcap, --sinks, --alibi, --scale)
+# generates what the config field of its name does: the same files but for the stamp's command line, and that command
+# line regenerates the flags' files byte for byte
+flag_cfg() { # extra fields
+  printf 'return { name = "t-flag", heads = 6, kv_heads = 2, head_dim = 40, masks = { "causal", "causal_padding" }, phases = { "prefill", "decode" }, isas = { "avx2", "scalar" }%s }\n' "$1"
+}
+FLAG_SHAPE="--name t-flag --heads 6 --kv-heads 2 --head-dim 40 --mask causal,causal_padding --phase prefill,decode --isa avx2,scalar"
+flag_same() { # config-fields kernel-name-part flags...
+  fields=$1; part=$2; shift 2
+  flag_cfg ", $fields" > "$tmp/flag.lua"
+  for lua in $LUAS; do
+    rm -rf "$tmp/flag-cfg" "$tmp/flag-cli" "$tmp/flag-again"
+    if ! $lua gen/attngen.lua "$tmp/flag.lua" -o "$tmp/flag-cfg" 2> "$tmp/err" ||
+       ! $lua gen/attngen.lua $FLAG_SHAPE "$@" -o "$tmp/flag-cli" 2>> "$tmp/err"; then
+      bad "flags $* ($lua): $(cat "$tmp/err")"; continue
+    fi
+    differ=""
+    for f in "$tmp/flag-cfg"/*; do
+      sed 2d "$f" > "$tmp/flag-a"; sed 2d "$tmp/flag-cli/${f##*/}" > "$tmp/flag-b" 2> /dev/null
+      cmp -s "$tmp/flag-a" "$tmp/flag-b" || differ="$differ ${f##*/}"
+    done
+    cmd=$(sed -n '2s/^ \*   attngen \(.*\) -o DIR$/\1/p' "$tmp/flag-cli/attngen_t_flag.c")
+    eval "$lua gen/attngen.lua $cmd -o \"\$tmp/flag-again\"" 2> "$tmp/err"
+    if [ -n "$differ" ]; then bad "flags $* ($lua): differ from config { $fields }:$differ"
+    elif ! grep -q "^  X(attn_h6_kv2_d40_causal${part}_prefill__avx2, " "$tmp/flag-cli/attngen_t_flag.h"; then
+      bad "flags $* ($lua): no kernel attn_h6_kv2_d40_causal${part}_prefill__avx2"
+    elif ! diff -r "$tmp/flag-cli" "$tmp/flag-again" > /dev/null; then bad "flags $* ($lua): the stamp's command '$cmd' differs"
+    else ok; fi
+  done
+}
+flag_same 'window = 20' _window --window 20
+flag_same 'window = 20, sink_tokens = 4' _window --window 20 --sink-tokens 4
+flag_same 'softcap = 30.5' _softcap --softcap 30.5
+flag_same 'sinks = true' _sinks --sinks true
+flag_same 'alibi = true' _alibi --alibi true
+flag_same 'alibi = { max_bias = 6 }' _alibi --alibi max_bias=6
+flag_same 'window = 4096, softcap = 50, alibi = {}' _window_softcap_alibi --softcap 50 --alibi max_bias=8 --window 4096
+flag_same 'scale = 0.125' "" --scale 0.125
+flag_same 'rope = { style = "interleaved", theta = 10000, rotary_dim = 32 }' "" --rope style=interleaved,theta=10000,rotary_dim=32
+flag_same 'rope = { style = "half", theta = 150000, scaling = { type = "yarn", factor = 32, original_max_position_embeddings = 4096, truncate = false } }' "" \
+  --rope "style=half, theta=150000, scaling.type=yarn, scaling.factor=32, scaling.original_max_position_embeddings=4096, scaling.truncate=false"
+# a bad value: the config path's rule and message, naming the flag; exit status 2, one line, nothing written
+flag_refused() { # expected-substring flags...
+  want=$1; shift
+  for lua in $LUAS; do
+    rm -rf "$tmp/flag-bad"
+    $lua gen/attngen.lua $FLAG_SHAPE "$@" -o "$tmp/flag-bad" 2> "$tmp/err" > /dev/null
+    st=$?
+    if [ $st -eq 2 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -qF -- "attngen: error: command line: $want" "$tmp/err" &&
+       [ ! -e "$tmp/flag-bad" ]; then ok
+    else bad "flags $* ($lua): exit $st: $(cat "$tmp/err")"; fi
+  done
+}
+flag_refused "flag '--window' (field 'window'): must be an integer in 1..1073741824, got 0" --window 0
+flag_refused "flag '--window' (field 'window'): must be an integer in 1..1073741824, got -3" --window -3
+flag_refused "flag '--window' (field 'window'): must be an integer in 1..1073741824, got \"4k\"" --window 4k
+flag_refused "flag '--window' (field 'window'): needs masks with the causal feature (causal, causal_padding), and masks lists \"none\"" --window 8 --mask none
+flag_refused "flag '--sink-tokens' (field 'sink_tokens'): needs 'window' (it is part of that feature)" --sink-tokens 4
+flag_refused "flag '--sink-tokens' (field 'sink_tokens'): must be an integer in 0..1073741824, got 1.5" --window 8 --sink-tokens 1.5
+flag_refused "flag '--softcap' (field 'softcap'): must be a positive finite number, got 0" --softcap 0
+flag_refused "flag '--softcap' (field 'softcap'): must be a positive finite number, got \"inf\"" --softcap inf
+flag_refused "flag '--sinks' (field 'sinks'): must be true (the logits come at run time, attngen_args.sinks), got \"yes\"" --sinks yes
+flag_refused "flag '--alibi' (field 'alibi'): must be true or { max_bias = b }, got 8" --alibi 8
+flag_refused "flag '--alibi' (field 'alibi'): max_bias must be a positive finite number, got a table" --alibi max_bias=-1
+flag_refused "flag '--alibi' (field 'alibi'): has unknown field slope (known: max_bias)" --alibi slope=1
+flag_refused "flag '--rope' (field 'rope'): must be a table { style = ..., theta = ..., rotary_dim = ..., scaling = ... }, got \"half\"" --rope half
+flag_refused "flag '--rope' (field 'rope'): must be field=value pairs separated by commas (e.g. style=half,theta=10000), got \"style=half,,theta=3\"" --rope style=half,,theta=3
+flag_refused "flag '--rope' (field 'rope'): theta is set twice" --rope style=half,theta=3,theta=4
+flag_refused "flag '--rope' (field 'rope.theta'): must be a finite number > 1 (the base of the frequencies), got 1" --rope style=half,theta=1
+flag_refused "flag '--rope' (field 'rope.rotary_dim'): must be an even integer in 2..40 (head_dim), got 41" --rope style=half,theta=1e4,rotary_dim=41
+flag_refused "flag '--rope' (field 'rope.bogus'): unknown field (known: style, theta, rotary_dim, scaling)" --rope style=half,theta=1e4,bogus=1
+flag_refused "flag '--rope' (field 'rope.scaling.type'): \"dynamic\" is not supported yet" --rope style=half,theta=1e4,scaling.type=dynamic,scaling.factor=2
+flag_refused "flag '--rope' (field 'rope.scaling.factor'): missing (yarn scaling needs factor, original_max_position_embeddings)" --rope style=half,theta=1e4,scaling.type=yarn
+
 # 3. identical output under both interpreters and across runs
 for cfg in configs/*.lua tests/configs/*.lua; do
   name=$(basename "$cfg" .lua)

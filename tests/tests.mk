@@ -128,13 +128,16 @@ test-sanitize: $(BUILD)/tests/san/run_cases
 
 # ---- make test-fuzz (part of `make test`): tests/fuzz_args.c under ASan + UBSan (-fno-sanitize-recover=all):
 # deterministic checks of sizes, threads, ISAs and aliasing, then a bounded random loop over valid and invalid attngen_args (valid
-# calls against the float64 reference, invalid ones must fail with a message and write nothing). Two small test
-# tables keep the sanitizer build short (~30 s on 2 cores). Knobs: FUZZ_SECONDS (default 60), FUZZ_SEED (the
+# calls against the float64 reference, invalid ones must fail with a message and write nothing), and every third
+# iteration the attention features' values (tests/fuzz_args.c, feature_iteration): t-window-sinks-h6-kv2-d40's
+# specialized window and sink-logit kernels, and t-features-neon-h5-d24, whose NEON-only table binds the generic
+# kernels with every feature's table values on x86. Four small test tables keep the sanitizer build short (~50 s on
+# 2 cores). Knobs: FUZZ_SECONDS (default 60), FUZZ_SEED (the
 # default seed is printed), FUZZ_ITERS=N (a fixed count instead of a time; replays a run exactly).
 FUZZ_SECONDS ?= 60
 FUZZ_SEED    ?=
 FUZZ_ITERS   ?=
-FUZZ_MODELS  := t-tail-h2-d17 t-odd-h6-d40 t-paged-window-h4-kv2-d32
+FUZZ_MODELS  := t-tail-h2-d17 t-odd-h6-d40 t-window-sinks-h6-kv2-d40 t-features-neon-h5-d24 t-paged-window-h4-kv2-d32
 FUZZ_GEN_C   := $(foreach m,$(FUZZ_MODELS),$(BUILD)/gen/$(m)/attngen_$(call test_cname,$(m)).c)
 FUZZ_SRC     := $(RUNTIME_SRC) $(FUZZ_GEN_C) tests/reference.c tests/fuzz_args.c
 TEST_FUZZ_FLAGS ?= -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer

@@ -19,6 +19,7 @@ return {
   -- 2 x 4 at h64/kv8/d128; P·V 4 rows x 48 columns for groups of 4-6 (1.02x); 128 keys per tile when a token's K row
   -- is short (< 2 KiB, e.g. kv2/d64): 1.31x over 32 at h14/kv2/d64, where a tile of 32 keys holds 16 KiB each of K and V
   decode = { split = { max = 8, min_keys = 512, align = 256, below_batch = 8 }, keys_long_rows = 8, long_row_bytes = 2048,
+    contig_pv_vectors = 8, -- P·V on rows contiguous per head: at most 8 vectors of a V row per pass (gen/plan.lua)
     keys = 128, -- also the tile on rows contiguous per head (keys_contiguous, gen/isa/avx2.lua): 256 measured the same
     by_group = { -- int8 on groups of 7+: the same blocking as below, h64/kv8/d128 at kv_len 16384 10.2-10.3 ms against 13.0-13.3
                  { min_g = 7, rb = 2, kb = 8, pr = 4, pvv = 4, columns = true, by_dtype = { i8 = { rb = 4, kb = 1, keys = 8 } } },
@@ -26,7 +27,10 @@ return {
                  -- token rows are read in address order (key after key, head after head): h32/kv8/d128 at kv_len
                  -- 16384, token-major, interleaved A/B in one process, 6.0-6.7 ms against 8.2-8.9 with 2 x 8 and
                  -- 128-key tiles (1 KiB token rows fall under long_row_bytes); f16 was 0.95x with it, fp32 0.6-0.7x
-                 { min_g = 4, rb = 2, kb = 8, pr = 4, pvv = 3, columns = true, by_dtype = { i8 = { rb = 4, kb = 1, keys = 8 } } },
+                 -- kb_contiguous 4: h32/kv8/d128 head-major at kv_len 16384, fp32 18.2 against 16.1 GB/s with 8 (f16 12.2
+                 -- against 11.8), two runs of `make bench BENCH_FILTER=kvtype` on a quiet Zen 4
+                 { min_g = 4, rb = 2, kb = 8, pr = 4, pvv = 3, columns = true, kb_contiguous = 4,
+                   by_dtype = { i8 = { rb = 4, kb = 1, keys = 8 } } },
                  { min_g = 2, rb = 2, kb = 4, pr = 2, pvv = 4, columns = true },
                  -- kb_contiguous: keys per Q·Kᵀ block on rows contiguous per head (gen/plan.lua). MHA h32/d128 on a
                  -- head-major cache, kv_len 16384: 1 key 24 GB/s, 2 keys 18-20, 4 keys 16, 8 keys 13-15

@@ -613,24 +613,20 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_2x8_t256__a
   }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows and KB=8 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_2x8_t256_rowwise__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_2x4_t256_rowwise__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   const float *restrict k2 = krow[2];
   const float *restrict k3 = krow[3];
-  const float *restrict k4 = krow[4];
-  const float *restrict k5 = krow[5];
-  const float *restrict k6 = krow[6];
-  const float *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 64;
-    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps(), acc0_4 = _mm512_setzero_ps(), acc0_5 = _mm512_setzero_ps(), acc0_6 = _mm512_setzero_ps(), acc0_7 = _mm512_setzero_ps();
-    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(), acc1_4 = _mm512_setzero_ps(), acc1_5 = _mm512_setzero_ps(), acc1_6 = _mm512_setzero_ps(), acc1_7 = _mm512_setzero_ps();
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k0); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k0 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
@@ -658,46 +654,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_2x8_t256_ro
       { const __m512 kv = _mm512_loadu_ps(k3 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k3 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
       acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k4); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      acc0_4 = _mm512_add_ps(ka0, kb0); acc1_4 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k5); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      acc0_5 = _mm512_add_ps(ka0, kb0); acc1_5 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k6); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      acc0_6 = _mm512_add_ps(ka0, kb0); acc1_6 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k7); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      acc0_7 = _mm512_add_ps(ka0, kb0); acc1_7 = _mm512_add_ps(ka1, kb1); }
     { float t4[4]; /* four sums in one reduction, then to their columns */
       attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
       s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
     { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_4, acc0_5, acc0_6, acc0_7);
-      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
       attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
       s[1] = t4[0]; s[257] = t4[1]; s[513] = t4[2]; s[769] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_4, acc1_5, acc1_6, acc1_7);
-      s[1025] = t4[0]; s[1281] = t4[1]; s[1537] = t4[2]; s[1793] = t4[3]; }
   }
 }
 
@@ -746,6 +708,34 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d64_4x48_t256__avx
     _mm512_storeu_ps(o + os + 48, o1_0);
     _mm512_storeu_ps(o + 2 * os + 48, o2_0);
     _mm512_storeu_ps(o + 3 * os + 48, o3_0);
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * Column blocks of 64 floats keep 16 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d64_4x64_t256__avx512(const float *restrict pt, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+{
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 48), _mm512_set1_ps(*(alpha)));
+    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 32), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 48), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 16), _mm512_set1_ps(*(alpha + 2))), o2_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 32), _mm512_set1_ps(*(alpha + 2))), o2_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 48), _mm512_set1_ps(*(alpha + 2)));
+    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 16), _mm512_set1_ps(*(alpha + 3))), o3_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 32), _mm512_set1_ps(*(alpha + 3))), o3_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 48), _mm512_set1_ps(*(alpha + 3)));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      __m512 v0 = _mm512_loadu_ps(vj), v1 = _mm512_loadu_ps(vj + 16), v2 = _mm512_loadu_ps(vj + 32), v3 = _mm512_loadu_ps(vj + 48); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2); ATTNGEN_PIN_AVX512(v3);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); o1_3 = _mm512_fmadd_ps(p, v3, o1_3); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 2)); o2_0 = _mm512_fmadd_ps(p, v0, o2_0); o2_1 = _mm512_fmadd_ps(p, v1, o2_1); o2_2 = _mm512_fmadd_ps(p, v2, o2_2); o2_3 = _mm512_fmadd_ps(p, v3, o2_3); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 3)); o3_0 = _mm512_fmadd_ps(p, v0, o3_0); o3_1 = _mm512_fmadd_ps(p, v1, o3_1); o3_2 = _mm512_fmadd_ps(p, v2, o3_2); o3_3 = _mm512_fmadd_ps(p, v3, o3_3); }
+    }
+    _mm512_storeu_ps(o, o0_0); _mm512_storeu_ps(o + 16, o0_1); _mm512_storeu_ps(o + 32, o0_2); _mm512_storeu_ps(o + 48, o0_3);
+    _mm512_storeu_ps(o + os, o1_0); _mm512_storeu_ps(o + os + 16, o1_1); _mm512_storeu_ps(o + os + 32, o1_2); _mm512_storeu_ps(o + os + 48, o1_3);
+    _mm512_storeu_ps(o + 2 * os, o2_0); _mm512_storeu_ps(o + 2 * os + 16, o2_1); _mm512_storeu_ps(o + 2 * os + 32, o2_2); _mm512_storeu_ps(o + 2 * os + 48, o2_3);
+    _mm512_storeu_ps(o + 3 * os, o3_0); _mm512_storeu_ps(o + 3 * os + 16, o3_1); _mm512_storeu_ps(o + 3 * os + 32, o3_2); _mm512_storeu_ps(o + 3 * os + 48, o3_3);
   }
 }
 
@@ -1227,19 +1217,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d64_causal_decode__avx512(const a
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 8, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d64_2x8_t256_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d64_2x4_t256_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -1295,9 +1285,15 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d64_causal_decode__avx512(const a
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
-      int r0 = 0;
-      for (; r0 + 4 <= rows; r0 += 4)
-        attngen_pv_d64_4x48_t256__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d64_4x64_t256__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      } else {
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d64_4x48_t256__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      }
     }
   }
 
@@ -1434,19 +1430,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d64_causal_padding_decode__avx512
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 8, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d64_2x8_t256_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d64_2x4_t256_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -1502,9 +1498,15 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d64_causal_padding_decode__avx512
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
-      int r0 = 0;
-      for (; r0 + 4 <= rows; r0 += 4)
-        attngen_pv_d64_4x48_t256__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d64_4x64_t256__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      } else {
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d64_4x48_t256__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      }
     }
   }
 
@@ -2148,6 +2150,28 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d64_4x24_t256__avx2(
   }
 }
 
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * Column blocks of 64 floats keep 16 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d64_2x64_t256__avx2(const float *restrict pt, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+{
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), _mm256_broadcast_ss(alpha + 1)), o1_4 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), _mm256_broadcast_ss(alpha + 1)), o1_5 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), _mm256_broadcast_ss(alpha + 1)), o1_6 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), _mm256_broadcast_ss(alpha + 1)), o1_7 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), _mm256_broadcast_ss(alpha + 1));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      __m256 v0 = _mm256_loadu_ps(vj), v1 = _mm256_loadu_ps(vj + 8), v2 = _mm256_loadu_ps(vj + 16), v3 = _mm256_loadu_ps(vj + 24), v4 = _mm256_loadu_ps(vj + 32), v5 = _mm256_loadu_ps(vj + 40), v6 = _mm256_loadu_ps(vj + 48), v7 = _mm256_loadu_ps(vj + 56); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3); ATTNGEN_PIN_AVX2(v4); ATTNGEN_PIN_AVX2(v5); ATTNGEN_PIN_AVX2(v6); ATTNGEN_PIN_AVX2(v7);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); o0_4 = _mm256_fmadd_ps(p, v4, o0_4); o0_5 = _mm256_fmadd_ps(p, v5, o0_5); o0_6 = _mm256_fmadd_ps(p, v6, o0_6); o0_7 = _mm256_fmadd_ps(p, v7, o0_7); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); o1_4 = _mm256_fmadd_ps(p, v4, o1_4); o1_5 = _mm256_fmadd_ps(p, v5, o1_5); o1_6 = _mm256_fmadd_ps(p, v6, o1_6); o1_7 = _mm256_fmadd_ps(p, v7, o1_7); }
+    }
+    _mm256_storeu_ps(o, o0_0); _mm256_storeu_ps(o + 8, o0_1); _mm256_storeu_ps(o + 16, o0_2); _mm256_storeu_ps(o + 24, o0_3); _mm256_storeu_ps(o + 32, o0_4); _mm256_storeu_ps(o + 40, o0_5); _mm256_storeu_ps(o + 48, o0_6); _mm256_storeu_ps(o + 56, o0_7);
+    _mm256_storeu_ps(o + os, o1_0); _mm256_storeu_ps(o + os + 8, o1_1); _mm256_storeu_ps(o + os + 16, o1_2); _mm256_storeu_ps(o + os + 24, o1_3); _mm256_storeu_ps(o + os + 32, o1_4); _mm256_storeu_ps(o + os + 40, o1_5); _mm256_storeu_ps(o + os + 48, o1_6); _mm256_storeu_ps(o + os + 56, o1_7);
+  }
+}
+
 /* attn_h32_kv8_d64_causal_prefill__avx2: about 96 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 128 keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d64_causal_prefill__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
@@ -2694,9 +2718,15 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d64_causal_decode__avx2(const attng
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
-      int r0 = 0;
-      for (; r0 + 4 <= rows; r0 += 4)
-        attngen_pv_d64_4x24_t256__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
+        int r0 = 0;
+        for (; r0 + 2 <= rows; r0 += 2)
+          attngen_pv_d64_2x64_t256__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      } else {
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d64_4x24_t256__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      }
     }
   }
 
@@ -2901,9 +2931,15 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d64_causal_padding_decode__avx2(con
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
-      int r0 = 0;
-      for (; r0 + 4 <= rows; r0 += 4)
-        attngen_pv_d64_4x24_t256__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
+        int r0 = 0;
+        for (; r0 + 2 <= rows; r0 += 2)
+          attngen_pv_d64_2x64_t256__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      } else {
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d64_4x24_t256__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      }
     }
   }
 

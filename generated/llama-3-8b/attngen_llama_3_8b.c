@@ -649,24 +649,20 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t256__
   }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows and KB=8 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t256_rowwise__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x4_t256_rowwise__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   const float *restrict k2 = krow[2];
   const float *restrict k3 = krow[3];
-  const float *restrict k4 = krow[4];
-  const float *restrict k5 = krow[5];
-  const float *restrict k6 = krow[6];
-  const float *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 128;
-    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps(), acc0_4 = _mm512_setzero_ps(), acc0_5 = _mm512_setzero_ps(), acc0_6 = _mm512_setzero_ps(), acc0_7 = _mm512_setzero_ps();
-    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(), acc1_4 = _mm512_setzero_ps(), acc1_5 = _mm512_setzero_ps(), acc1_6 = _mm512_setzero_ps(), acc1_7 = _mm512_setzero_ps();
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k0); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k0 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
@@ -710,62 +706,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t256_r
       { const __m512 kv = _mm512_loadu_ps(k3 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k3 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
       acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k4); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_4 = _mm512_add_ps(ka0, kb0); acc1_4 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k5); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_5 = _mm512_add_ps(ka0, kb0); acc1_5 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k6); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_6 = _mm512_add_ps(ka0, kb0); acc1_6 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k7); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_7 = _mm512_add_ps(ka0, kb0); acc1_7 = _mm512_add_ps(ka1, kb1); }
     { float t4[4]; /* four sums in one reduction, then to their columns */
       attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
       s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
     { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_4, acc0_5, acc0_6, acc0_7);
-      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
       attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
       s[1] = t4[0]; s[257] = t4[1]; s[513] = t4[2]; s[769] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_4, acc1_5, acc1_6, acc1_7);
-      s[1025] = t4[0]; s[1281] = t4[1]; s[1537] = t4[2]; s[1793] = t4[3]; }
   }
 }
 
@@ -834,6 +780,28 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x48_t256__av
     _mm512_storeu_ps(o + os + 96, o1_0); _mm512_storeu_ps(o + os + 112, o1_1);
     _mm512_storeu_ps(o + 2 * os + 96, o2_0); _mm512_storeu_ps(o + 2 * os + 112, o2_1);
     _mm512_storeu_ps(o + 3 * os + 96, o3_0); _mm512_storeu_ps(o + 3 * os + 112, o3_1);
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * Column blocks of 128 floats keep 16 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_2x128_t256__avx512(const float *restrict pt, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+{
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 48), _mm512_set1_ps(*(alpha))), o0_4 = _mm512_mul_ps(_mm512_loadu_ps(o + 64), _mm512_set1_ps(*(alpha))), o0_5 = _mm512_mul_ps(_mm512_loadu_ps(o + 80), _mm512_set1_ps(*(alpha))), o0_6 = _mm512_mul_ps(_mm512_loadu_ps(o + 96), _mm512_set1_ps(*(alpha))), o0_7 = _mm512_mul_ps(_mm512_loadu_ps(o + 112), _mm512_set1_ps(*(alpha)));
+    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 32), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 48), _mm512_set1_ps(*(alpha + 1))), o1_4 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 64), _mm512_set1_ps(*(alpha + 1))), o1_5 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 80), _mm512_set1_ps(*(alpha + 1))), o1_6 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 96), _mm512_set1_ps(*(alpha + 1))), o1_7 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 112), _mm512_set1_ps(*(alpha + 1)));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      __m512 v0 = _mm512_loadu_ps(vj), v1 = _mm512_loadu_ps(vj + 16), v2 = _mm512_loadu_ps(vj + 32), v3 = _mm512_loadu_ps(vj + 48), v4 = _mm512_loadu_ps(vj + 64), v5 = _mm512_loadu_ps(vj + 80), v6 = _mm512_loadu_ps(vj + 96), v7 = _mm512_loadu_ps(vj + 112); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2); ATTNGEN_PIN_AVX512(v3); ATTNGEN_PIN_AVX512(v4); ATTNGEN_PIN_AVX512(v5); ATTNGEN_PIN_AVX512(v6); ATTNGEN_PIN_AVX512(v7);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); o0_4 = _mm512_fmadd_ps(p, v4, o0_4); o0_5 = _mm512_fmadd_ps(p, v5, o0_5); o0_6 = _mm512_fmadd_ps(p, v6, o0_6); o0_7 = _mm512_fmadd_ps(p, v7, o0_7); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); o1_3 = _mm512_fmadd_ps(p, v3, o1_3); o1_4 = _mm512_fmadd_ps(p, v4, o1_4); o1_5 = _mm512_fmadd_ps(p, v5, o1_5); o1_6 = _mm512_fmadd_ps(p, v6, o1_6); o1_7 = _mm512_fmadd_ps(p, v7, o1_7); }
+    }
+    _mm512_storeu_ps(o, o0_0); _mm512_storeu_ps(o + 16, o0_1); _mm512_storeu_ps(o + 32, o0_2); _mm512_storeu_ps(o + 48, o0_3); _mm512_storeu_ps(o + 64, o0_4); _mm512_storeu_ps(o + 80, o0_5); _mm512_storeu_ps(o + 96, o0_6); _mm512_storeu_ps(o + 112, o0_7);
+    _mm512_storeu_ps(o + os, o1_0); _mm512_storeu_ps(o + os + 16, o1_1); _mm512_storeu_ps(o + os + 32, o1_2); _mm512_storeu_ps(o + os + 48, o1_3); _mm512_storeu_ps(o + os + 64, o1_4); _mm512_storeu_ps(o + os + 80, o1_5); _mm512_storeu_ps(o + os + 96, o1_6); _mm512_storeu_ps(o + os + 112, o1_7);
   }
 }
 
@@ -942,24 +910,20 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t256_f
   }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows and KB=8 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t256_rowwise_f16__avx512(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x4_t256_rowwise_f16__avx512(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
 {
   const uint16_t *restrict k0 = krow[0];
   const uint16_t *restrict k1 = krow[1];
   const uint16_t *restrict k2 = krow[2];
   const uint16_t *restrict k3 = krow[3];
-  const uint16_t *restrict k4 = krow[4];
-  const uint16_t *restrict k5 = krow[5];
-  const uint16_t *restrict k6 = krow[6];
-  const uint16_t *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 128;
-    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps(), acc0_4 = _mm512_setzero_ps(), acc0_5 = _mm512_setzero_ps(), acc0_6 = _mm512_setzero_ps(), acc0_7 = _mm512_setzero_ps();
-    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(), acc1_4 = _mm512_setzero_ps(), acc1_5 = _mm512_setzero_ps(), acc1_6 = _mm512_setzero_ps(), acc1_7 = _mm512_setzero_ps();
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
       { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 16))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
@@ -1003,62 +967,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t256_r
       { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 96))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
       { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 112))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
       acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4 + 16))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4 + 32))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4 + 48))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4 + 64))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4 + 80))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4 + 96))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4 + 112))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_4 = _mm512_add_ps(ka0, kb0); acc1_4 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5 + 16))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5 + 32))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5 + 48))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5 + 64))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5 + 80))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5 + 96))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5 + 112))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_5 = _mm512_add_ps(ka0, kb0); acc1_5 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6 + 16))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6 + 32))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6 + 48))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6 + 64))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6 + 80))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6 + 96))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6 + 112))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_6 = _mm512_add_ps(ka0, kb0); acc1_6 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7 + 16))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7 + 32))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7 + 48))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7 + 64))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7 + 80))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7 + 96))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7 + 112))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_7 = _mm512_add_ps(ka0, kb0); acc1_7 = _mm512_add_ps(ka1, kb1); }
     { float t4[4]; /* four sums in one reduction, then to their columns */
       attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
       s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
     { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_4, acc0_5, acc0_6, acc0_7);
-      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
       attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
       s[1] = t4[0]; s[257] = t4[1]; s[513] = t4[2]; s[769] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_4, acc1_5, acc1_6, acc1_7);
-      s[1025] = t4[0]; s[1281] = t4[1]; s[1537] = t4[2]; s[1793] = t4[3]; }
   }
 }
 
@@ -1127,6 +1041,28 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x48_t256_f16
     _mm512_storeu_ps(o + os + 96, o1_0); _mm512_storeu_ps(o + os + 112, o1_1);
     _mm512_storeu_ps(o + 2 * os + 96, o2_0); _mm512_storeu_ps(o + 2 * os + 112, o2_1);
     _mm512_storeu_ps(o + 3 * os + 96, o3_0); _mm512_storeu_ps(o + 3 * os + 112, o3_1);
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * Column blocks of 128 floats keep 16 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_2x128_t256_f16__avx512(const float *restrict pt, const float *restrict alpha,
+    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+{
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 48), _mm512_set1_ps(*(alpha))), o0_4 = _mm512_mul_ps(_mm512_loadu_ps(o + 64), _mm512_set1_ps(*(alpha))), o0_5 = _mm512_mul_ps(_mm512_loadu_ps(o + 80), _mm512_set1_ps(*(alpha))), o0_6 = _mm512_mul_ps(_mm512_loadu_ps(o + 96), _mm512_set1_ps(*(alpha))), o0_7 = _mm512_mul_ps(_mm512_loadu_ps(o + 112), _mm512_set1_ps(*(alpha)));
+    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 32), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 48), _mm512_set1_ps(*(alpha + 1))), o1_4 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 64), _mm512_set1_ps(*(alpha + 1))), o1_5 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 80), _mm512_set1_ps(*(alpha + 1))), o1_6 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 96), _mm512_set1_ps(*(alpha + 1))), o1_7 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 112), _mm512_set1_ps(*(alpha + 1)));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      __m512 v0 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vj))), v1 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vj + 16))), v2 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vj + 32))), v3 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vj + 48))), v4 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vj + 64))), v5 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vj + 80))), v6 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vj + 96))), v7 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vj + 112))); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2); ATTNGEN_PIN_AVX512(v3); ATTNGEN_PIN_AVX512(v4); ATTNGEN_PIN_AVX512(v5); ATTNGEN_PIN_AVX512(v6); ATTNGEN_PIN_AVX512(v7);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); o0_4 = _mm512_fmadd_ps(p, v4, o0_4); o0_5 = _mm512_fmadd_ps(p, v5, o0_5); o0_6 = _mm512_fmadd_ps(p, v6, o0_6); o0_7 = _mm512_fmadd_ps(p, v7, o0_7); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); o1_3 = _mm512_fmadd_ps(p, v3, o1_3); o1_4 = _mm512_fmadd_ps(p, v4, o1_4); o1_5 = _mm512_fmadd_ps(p, v5, o1_5); o1_6 = _mm512_fmadd_ps(p, v6, o1_6); o1_7 = _mm512_fmadd_ps(p, v7, o1_7); }
+    }
+    _mm512_storeu_ps(o, o0_0); _mm512_storeu_ps(o + 16, o0_1); _mm512_storeu_ps(o + 32, o0_2); _mm512_storeu_ps(o + 48, o0_3); _mm512_storeu_ps(o + 64, o0_4); _mm512_storeu_ps(o + 80, o0_5); _mm512_storeu_ps(o + 96, o0_6); _mm512_storeu_ps(o + 112, o0_7);
+    _mm512_storeu_ps(o + os, o1_0); _mm512_storeu_ps(o + os + 16, o1_1); _mm512_storeu_ps(o + os + 32, o1_2); _mm512_storeu_ps(o + os + 48, o1_3); _mm512_storeu_ps(o + os + 64, o1_4); _mm512_storeu_ps(o + os + 80, o1_5); _mm512_storeu_ps(o + os + 96, o1_6); _mm512_storeu_ps(o + os + 112, o1_7);
   }
 }
 
@@ -1235,24 +1171,20 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t256_b
   }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows and KB=8 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t256_rowwise_bf16__avx512(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x4_t256_rowwise_bf16__avx512(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
 {
   const uint16_t *restrict k0 = krow[0];
   const uint16_t *restrict k1 = krow[1];
   const uint16_t *restrict k2 = krow[2];
   const uint16_t *restrict k3 = krow[3];
-  const uint16_t *restrict k4 = krow[4];
-  const uint16_t *restrict k5 = krow[5];
-  const uint16_t *restrict k6 = krow[6];
-  const uint16_t *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 128;
-    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps(), acc0_4 = _mm512_setzero_ps(), acc0_5 = _mm512_setzero_ps(), acc0_6 = _mm512_setzero_ps(), acc0_7 = _mm512_setzero_ps();
-    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(), acc1_4 = _mm512_setzero_ps(), acc1_5 = _mm512_setzero_ps(), acc1_6 = _mm512_setzero_ps(), acc1_7 = _mm512_setzero_ps();
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
       { const __m512 kv = attngen_bf16_load_avx512(k0); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
       { const __m512 kv = attngen_bf16_load_avx512(k0 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
@@ -1296,62 +1228,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t256_r
       { const __m512 kv = attngen_bf16_load_avx512(k3 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
       { const __m512 kv = attngen_bf16_load_avx512(k3 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
       acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = attngen_bf16_load_avx512(k4); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k4 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k4 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k4 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k4 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k4 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k4 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k4 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_4 = _mm512_add_ps(ka0, kb0); acc1_4 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = attngen_bf16_load_avx512(k5); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k5 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k5 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k5 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k5 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k5 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k5 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k5 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_5 = _mm512_add_ps(ka0, kb0); acc1_5 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = attngen_bf16_load_avx512(k6); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k6 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k6 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k6 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k6 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k6 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k6 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k6 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_6 = _mm512_add_ps(ka0, kb0); acc1_6 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = attngen_bf16_load_avx512(k7); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k7 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k7 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k7 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k7 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k7 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k7 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k7 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_7 = _mm512_add_ps(ka0, kb0); acc1_7 = _mm512_add_ps(ka1, kb1); }
     { float t4[4]; /* four sums in one reduction, then to their columns */
       attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
       s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
     { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_4, acc0_5, acc0_6, acc0_7);
-      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
       attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
       s[1] = t4[0]; s[257] = t4[1]; s[513] = t4[2]; s[769] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_4, acc1_5, acc1_6, acc1_7);
-      s[1025] = t4[0]; s[1281] = t4[1]; s[1537] = t4[2]; s[1793] = t4[3]; }
   }
 }
 
@@ -1423,6 +1305,28 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x48_t256_bf1
   }
 }
 
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * Column blocks of 128 floats keep 16 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_2x128_t256_bf16__avx512(const float *restrict pt, const float *restrict alpha,
+    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+{
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 48), _mm512_set1_ps(*(alpha))), o0_4 = _mm512_mul_ps(_mm512_loadu_ps(o + 64), _mm512_set1_ps(*(alpha))), o0_5 = _mm512_mul_ps(_mm512_loadu_ps(o + 80), _mm512_set1_ps(*(alpha))), o0_6 = _mm512_mul_ps(_mm512_loadu_ps(o + 96), _mm512_set1_ps(*(alpha))), o0_7 = _mm512_mul_ps(_mm512_loadu_ps(o + 112), _mm512_set1_ps(*(alpha)));
+    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 32), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 48), _mm512_set1_ps(*(alpha + 1))), o1_4 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 64), _mm512_set1_ps(*(alpha + 1))), o1_5 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 80), _mm512_set1_ps(*(alpha + 1))), o1_6 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 96), _mm512_set1_ps(*(alpha + 1))), o1_7 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 112), _mm512_set1_ps(*(alpha + 1)));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      __m512 v0 = attngen_bf16_load_avx512(vj), v1 = attngen_bf16_load_avx512(vj + 16), v2 = attngen_bf16_load_avx512(vj + 32), v3 = attngen_bf16_load_avx512(vj + 48), v4 = attngen_bf16_load_avx512(vj + 64), v5 = attngen_bf16_load_avx512(vj + 80), v6 = attngen_bf16_load_avx512(vj + 96), v7 = attngen_bf16_load_avx512(vj + 112); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2); ATTNGEN_PIN_AVX512(v3); ATTNGEN_PIN_AVX512(v4); ATTNGEN_PIN_AVX512(v5); ATTNGEN_PIN_AVX512(v6); ATTNGEN_PIN_AVX512(v7);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); o0_4 = _mm512_fmadd_ps(p, v4, o0_4); o0_5 = _mm512_fmadd_ps(p, v5, o0_5); o0_6 = _mm512_fmadd_ps(p, v6, o0_6); o0_7 = _mm512_fmadd_ps(p, v7, o0_7); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); o1_3 = _mm512_fmadd_ps(p, v3, o1_3); o1_4 = _mm512_fmadd_ps(p, v4, o1_4); o1_5 = _mm512_fmadd_ps(p, v5, o1_5); o1_6 = _mm512_fmadd_ps(p, v6, o1_6); o1_7 = _mm512_fmadd_ps(p, v7, o1_7); }
+    }
+    _mm512_storeu_ps(o, o0_0); _mm512_storeu_ps(o + 16, o0_1); _mm512_storeu_ps(o + 32, o0_2); _mm512_storeu_ps(o + 48, o0_3); _mm512_storeu_ps(o + 64, o0_4); _mm512_storeu_ps(o + 80, o0_5); _mm512_storeu_ps(o + 96, o0_6); _mm512_storeu_ps(o + 112, o0_7);
+    _mm512_storeu_ps(o + os, o1_0); _mm512_storeu_ps(o + os + 16, o1_1); _mm512_storeu_ps(o + os + 32, o1_2); _mm512_storeu_ps(o + os + 48, o1_3); _mm512_storeu_ps(o + os + 64, o1_4); _mm512_storeu_ps(o + os + 80, o1_5); _mm512_storeu_ps(o + os + 96, o1_6); _mm512_storeu_ps(o + os + 112, o1_7);
+  }
+}
+
 /* S[r][j] = Q_r · K_j for 4 query rows and KB=1 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
@@ -1459,22 +1363,28 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_4x1_t256_i
   }
 }
 
-/* S[r][j] = Q_r · K_j for 4 query rows and KB=1 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_4x1_t256_rowwise_int8__avx512(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_4x4_t256_rowwise_int8__avx512(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s)
 {
   const int8_t *restrict k0 = krow[0];
   const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 128;
     const float *restrict q2 = qp + 2 * 128;
     const float *restrict q3 = qp + 3 * 128;
-    __m512 acc0_0 = _mm512_setzero_ps();
-    __m512 acc1_0 = _mm512_setzero_ps();
-    __m512 acc2_0 = _mm512_setzero_ps();
-    __m512 acc3_0 = _mm512_setzero_ps();
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
+    __m512 acc2_0 = _mm512_setzero_ps(), acc2_1 = _mm512_setzero_ps(), acc2_2 = _mm512_setzero_ps(), acc2_3 = _mm512_setzero_ps();
+    __m512 acc3_0 = _mm512_setzero_ps(), acc3_1 = _mm512_setzero_ps(), acc3_2 = _mm512_setzero_ps(), acc3_3 = _mm512_setzero_ps();
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0), _mm512_set1_ps(ks0[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
       { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + 16), _mm512_set1_ps(ks0[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
@@ -1485,7 +1395,43 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_4x1_t256_r
       { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + 96), _mm512_set1_ps(ks0[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
       { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + 112), _mm512_set1_ps(ks0[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
       acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); acc2_0 = _mm512_add_ps(ka2, kb2); acc3_0 = _mm512_add_ps(ka3, kb3); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1), _mm512_set1_ps(ks1[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + 16), _mm512_set1_ps(ks1[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + 32), _mm512_set1_ps(ks1[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + 48), _mm512_set1_ps(ks1[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + 64), _mm512_set1_ps(ks1[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + 80), _mm512_set1_ps(ks1[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + 96), _mm512_set1_ps(ks1[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + 112), _mm512_set1_ps(ks1[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
+      acc0_1 = _mm512_add_ps(ka0, kb0); acc1_1 = _mm512_add_ps(ka1, kb1); acc2_1 = _mm512_add_ps(ka2, kb2); acc3_1 = _mm512_add_ps(ka3, kb3); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2), _mm512_set1_ps(ks2[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + 16), _mm512_set1_ps(ks2[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + 32), _mm512_set1_ps(ks2[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + 48), _mm512_set1_ps(ks2[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + 64), _mm512_set1_ps(ks2[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + 80), _mm512_set1_ps(ks2[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + 96), _mm512_set1_ps(ks2[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + 112), _mm512_set1_ps(ks2[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
+      acc0_2 = _mm512_add_ps(ka0, kb0); acc1_2 = _mm512_add_ps(ka1, kb1); acc2_2 = _mm512_add_ps(ka2, kb2); acc3_2 = _mm512_add_ps(ka3, kb3); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3), _mm512_set1_ps(ks3[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + 16), _mm512_set1_ps(ks3[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + 32), _mm512_set1_ps(ks3[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + 48), _mm512_set1_ps(ks3[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + 64), _mm512_set1_ps(ks3[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + 80), _mm512_set1_ps(ks3[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + 96), _mm512_set1_ps(ks3[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + 112), _mm512_set1_ps(ks3[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
+      acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); acc2_3 = _mm512_add_ps(ka2, kb2); acc3_3 = _mm512_add_ps(ka3, kb3); }
     attngen_hsum4_avx512(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    attngen_hsum4_avx512(s + 256, acc0_1, acc1_1, acc2_1, acc3_1);
+    attngen_hsum4_avx512(s + 512, acc0_2, acc1_2, acc2_2, acc3_2);
+    attngen_hsum4_avx512(s + 768, acc0_3, acc1_3, acc2_3, acc3_3);
   }
 }
 
@@ -1557,6 +1503,29 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x48_t256_int
     _mm512_storeu_ps(o + os + 96, o1_0); _mm512_storeu_ps(o + os + 112, o1_1);
     _mm512_storeu_ps(o + 2 * os + 96, o2_0); _mm512_storeu_ps(o + 2 * os + 112, o2_1);
     _mm512_storeu_ps(o + 3 * os + 96, o3_0); _mm512_storeu_ps(o + 3 * os + 112, o3_1);
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * Column blocks of 128 floats keep 16 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_2x128_t256_int8__avx512(const float *restrict pt, const float *restrict alpha,
+    int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os)
+{
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 48), _mm512_set1_ps(*(alpha))), o0_4 = _mm512_mul_ps(_mm512_loadu_ps(o + 64), _mm512_set1_ps(*(alpha))), o0_5 = _mm512_mul_ps(_mm512_loadu_ps(o + 80), _mm512_set1_ps(*(alpha))), o0_6 = _mm512_mul_ps(_mm512_loadu_ps(o + 96), _mm512_set1_ps(*(alpha))), o0_7 = _mm512_mul_ps(_mm512_loadu_ps(o + 112), _mm512_set1_ps(*(alpha)));
+    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 32), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 48), _mm512_set1_ps(*(alpha + 1))), o1_4 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 64), _mm512_set1_ps(*(alpha + 1))), o1_5 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 80), _mm512_set1_ps(*(alpha + 1))), o1_6 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 96), _mm512_set1_ps(*(alpha + 1))), o1_7 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 112), _mm512_set1_ps(*(alpha + 1)));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j * 256;
+      __m512 v0 = _mm512_mul_ps(attngen_i8_load_avx512(vj), _mm512_set1_ps(vsj[0])), v1 = _mm512_mul_ps(attngen_i8_load_avx512(vj + 16), _mm512_set1_ps(vsj[0])), v2 = _mm512_mul_ps(attngen_i8_load_avx512(vj + 32), _mm512_set1_ps(vsj[0])), v3 = _mm512_mul_ps(attngen_i8_load_avx512(vj + 48), _mm512_set1_ps(vsj[0])), v4 = _mm512_mul_ps(attngen_i8_load_avx512(vj + 64), _mm512_set1_ps(vsj[0])), v5 = _mm512_mul_ps(attngen_i8_load_avx512(vj + 80), _mm512_set1_ps(vsj[0])), v6 = _mm512_mul_ps(attngen_i8_load_avx512(vj + 96), _mm512_set1_ps(vsj[0])), v7 = _mm512_mul_ps(attngen_i8_load_avx512(vj + 112), _mm512_set1_ps(vsj[0])); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2); ATTNGEN_PIN_AVX512(v3); ATTNGEN_PIN_AVX512(v4); ATTNGEN_PIN_AVX512(v5); ATTNGEN_PIN_AVX512(v6); ATTNGEN_PIN_AVX512(v7);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); o0_4 = _mm512_fmadd_ps(p, v4, o0_4); o0_5 = _mm512_fmadd_ps(p, v5, o0_5); o0_6 = _mm512_fmadd_ps(p, v6, o0_6); o0_7 = _mm512_fmadd_ps(p, v7, o0_7); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); o1_3 = _mm512_fmadd_ps(p, v3, o1_3); o1_4 = _mm512_fmadd_ps(p, v4, o1_4); o1_5 = _mm512_fmadd_ps(p, v5, o1_5); o1_6 = _mm512_fmadd_ps(p, v6, o1_6); o1_7 = _mm512_fmadd_ps(p, v7, o1_7); }
+    }
+    _mm512_storeu_ps(o, o0_0); _mm512_storeu_ps(o + 16, o0_1); _mm512_storeu_ps(o + 32, o0_2); _mm512_storeu_ps(o + 48, o0_3); _mm512_storeu_ps(o + 64, o0_4); _mm512_storeu_ps(o + 80, o0_5); _mm512_storeu_ps(o + 96, o0_6); _mm512_storeu_ps(o + 112, o0_7);
+    _mm512_storeu_ps(o + os, o1_0); _mm512_storeu_ps(o + os + 16, o1_1); _mm512_storeu_ps(o + os + 32, o1_2); _mm512_storeu_ps(o + os + 48, o1_3); _mm512_storeu_ps(o + os + 64, o1_4); _mm512_storeu_ps(o + os + 80, o1_5); _mm512_storeu_ps(o + os + 96, o1_6); _mm512_storeu_ps(o + os + 112, o1_7);
   }
 }
 
@@ -2038,19 +2007,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode__avx512(const 
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 8, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d128_2x8_t256_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_2x4_t256_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -2106,9 +2075,15 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode__avx512(const 
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
-      int r0 = 0;
-      for (; r0 + 4 <= rows; r0 += 4)
-        attngen_pv_d128_4x48_t256__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
+        int r0 = 0;
+        for (; r0 + 2 <= rows; r0 += 2)
+          attngen_pv_d128_2x128_t256__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      } else {
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d128_4x48_t256__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      }
     }
   }
 
@@ -2244,19 +2219,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_f16__avx512(co
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 8, block after
      * block, each block's token rows head after head. */
     const uint16_t *kbase = (const uint16_t *)a->k_f16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const uint16_t *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
-          const uint16_t *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d128_2x8_t256_rowwise_f16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_2x4_t256_rowwise_f16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -2312,9 +2287,15 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_f16__avx512(co
       float *restrict ot = state + hh * state_floats + q_floats;
       const uint16_t *vbase = (const uint16_t *)a->v_f16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
-      int r0 = 0;
-      for (; r0 + 4 <= rows; r0 += 4)
-        attngen_pv_d128_4x48_t256_f16__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
+        int r0 = 0;
+        for (; r0 + 2 <= rows; r0 += 2)
+          attngen_pv_d128_2x128_t256_f16__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      } else {
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d128_4x48_t256_f16__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      }
     }
   }
 
@@ -2450,19 +2431,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_bf16__avx512(c
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 8, block after
      * block, each block's token rows head after head. */
     const uint16_t *kbase = (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const uint16_t *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
-          const uint16_t *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d128_2x8_t256_rowwise_bf16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_2x4_t256_rowwise_bf16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -2518,9 +2499,15 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_bf16__avx512(c
       float *restrict ot = state + hh * state_floats + q_floats;
       const uint16_t *vbase = (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
-      int r0 = 0;
-      for (; r0 + 4 <= rows; r0 += 4)
-        attngen_pv_d128_4x48_t256_bf16__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
+        int r0 = 0;
+        for (; r0 + 2 <= rows; r0 += 2)
+          attngen_pv_d128_2x128_t256_bf16__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      } else {
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d128_4x48_t256_bf16__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      }
     }
   }
 
@@ -2656,7 +2643,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_int8__avx512(c
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 1 in order. Else: blocks of 1, block after
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 1, block after
      * block, each block's token rows head after head. */
     const int8_t *kbase = (const int8_t *)a->k_i8 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
@@ -2666,14 +2653,14 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_int8__avx512(c
         const float *restrict qt = state + hh * state_floats;
         const int8_t *kh = kbase + hh * a->k_stride.head;
         const float *ksh = ksbase + hh * a->k_scale_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 1) {
-          const int8_t *krow[1];
-          for (int j = 0; j < 1; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-          const float *ksrow[1];
-          for (int j = 0; j < 1; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d128_4x1_t256_rowwise_int8__avx512(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_4x4_t256_rowwise_int8__avx512(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -2735,9 +2722,15 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_int8__avx512(c
       const int8_t *vbase = (const int8_t *)a->v_i8 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
-      int r0 = 0;
-      for (; r0 + 4 <= rows; r0 += 4)
-        attngen_pv_d128_4x48_t256_int8__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp);
+      if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
+        int r0 = 0;
+        for (; r0 + 2 <= rows; r0 += 2)
+          attngen_pv_d128_2x128_t256_int8__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp);
+      } else {
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d128_4x48_t256_int8__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp);
+      }
     }
   }
 
@@ -2874,19 +2867,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode__avx51
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 8, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d128_2x8_t256_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_2x4_t256_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -2942,9 +2935,15 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode__avx51
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
-      int r0 = 0;
-      for (; r0 + 4 <= rows; r0 += 4)
-        attngen_pv_d128_4x48_t256__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
+        int r0 = 0;
+        for (; r0 + 2 <= rows; r0 += 2)
+          attngen_pv_d128_2x128_t256__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      } else {
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d128_4x48_t256__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      }
     }
   }
 
@@ -3081,19 +3080,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_f16__a
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 8, block after
      * block, each block's token rows head after head. */
     const uint16_t *kbase = (const uint16_t *)a->k_f16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const uint16_t *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
-          const uint16_t *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d128_2x8_t256_rowwise_f16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_2x4_t256_rowwise_f16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -3149,9 +3148,15 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_f16__a
       float *restrict ot = state + hh * state_floats + q_floats;
       const uint16_t *vbase = (const uint16_t *)a->v_f16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
-      int r0 = 0;
-      for (; r0 + 4 <= rows; r0 += 4)
-        attngen_pv_d128_4x48_t256_f16__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
+        int r0 = 0;
+        for (; r0 + 2 <= rows; r0 += 2)
+          attngen_pv_d128_2x128_t256_f16__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      } else {
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d128_4x48_t256_f16__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      }
     }
   }
 
@@ -3288,19 +3293,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_bf16__
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 8, block after
      * block, each block's token rows head after head. */
     const uint16_t *kbase = (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const uint16_t *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
-          const uint16_t *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d128_2x8_t256_rowwise_bf16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_2x4_t256_rowwise_bf16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -3356,9 +3361,15 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_bf16__
       float *restrict ot = state + hh * state_floats + q_floats;
       const uint16_t *vbase = (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
-      int r0 = 0;
-      for (; r0 + 4 <= rows; r0 += 4)
-        attngen_pv_d128_4x48_t256_bf16__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
+        int r0 = 0;
+        for (; r0 + 2 <= rows; r0 += 2)
+          attngen_pv_d128_2x128_t256_bf16__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      } else {
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d128_4x48_t256_bf16__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      }
     }
   }
 
@@ -3495,7 +3506,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_int8__
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 1 in order. Else: blocks of 1, block after
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 1, block after
      * block, each block's token rows head after head. */
     const int8_t *kbase = (const int8_t *)a->k_i8 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
@@ -3505,14 +3516,14 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_int8__
         const float *restrict qt = state + hh * state_floats;
         const int8_t *kh = kbase + hh * a->k_stride.head;
         const float *ksh = ksbase + hh * a->k_scale_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 1) {
-          const int8_t *krow[1];
-          for (int j = 0; j < 1; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-          const float *ksrow[1];
-          for (int j = 0; j < 1; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d128_4x1_t256_rowwise_int8__avx512(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_4x4_t256_rowwise_int8__avx512(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -3574,9 +3585,15 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_int8__
       const int8_t *vbase = (const int8_t *)a->v_i8 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
-      int r0 = 0;
-      for (; r0 + 4 <= rows; r0 += 4)
-        attngen_pv_d128_4x48_t256_int8__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp);
+      if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
+        int r0 = 0;
+        for (; r0 + 2 <= rows; r0 += 2)
+          attngen_pv_d128_2x128_t256_int8__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp);
+      } else {
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d128_4x48_t256_int8__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp);
+      }
     }
   }
 
@@ -4416,6 +4433,42 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256__avx2
   }
 }
 
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * Column blocks of 64 floats keep 16 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x64_t256__avx2(const float *restrict pt, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+{
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), _mm256_broadcast_ss(alpha + 1)), o1_4 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), _mm256_broadcast_ss(alpha + 1)), o1_5 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), _mm256_broadcast_ss(alpha + 1)), o1_6 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), _mm256_broadcast_ss(alpha + 1)), o1_7 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), _mm256_broadcast_ss(alpha + 1));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      __m256 v0 = _mm256_loadu_ps(vj), v1 = _mm256_loadu_ps(vj + 8), v2 = _mm256_loadu_ps(vj + 16), v3 = _mm256_loadu_ps(vj + 24), v4 = _mm256_loadu_ps(vj + 32), v5 = _mm256_loadu_ps(vj + 40), v6 = _mm256_loadu_ps(vj + 48), v7 = _mm256_loadu_ps(vj + 56); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3); ATTNGEN_PIN_AVX2(v4); ATTNGEN_PIN_AVX2(v5); ATTNGEN_PIN_AVX2(v6); ATTNGEN_PIN_AVX2(v7);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); o0_4 = _mm256_fmadd_ps(p, v4, o0_4); o0_5 = _mm256_fmadd_ps(p, v5, o0_5); o0_6 = _mm256_fmadd_ps(p, v6, o0_6); o0_7 = _mm256_fmadd_ps(p, v7, o0_7); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); o1_4 = _mm256_fmadd_ps(p, v4, o1_4); o1_5 = _mm256_fmadd_ps(p, v5, o1_5); o1_6 = _mm256_fmadd_ps(p, v6, o1_6); o1_7 = _mm256_fmadd_ps(p, v7, o1_7); }
+    }
+    _mm256_storeu_ps(o, o0_0); _mm256_storeu_ps(o + 8, o0_1); _mm256_storeu_ps(o + 16, o0_2); _mm256_storeu_ps(o + 24, o0_3); _mm256_storeu_ps(o + 32, o0_4); _mm256_storeu_ps(o + 40, o0_5); _mm256_storeu_ps(o + 48, o0_6); _mm256_storeu_ps(o + 56, o0_7);
+    _mm256_storeu_ps(o + os, o1_0); _mm256_storeu_ps(o + os + 8, o1_1); _mm256_storeu_ps(o + os + 16, o1_2); _mm256_storeu_ps(o + os + 24, o1_3); _mm256_storeu_ps(o + os + 32, o1_4); _mm256_storeu_ps(o + os + 40, o1_5); _mm256_storeu_ps(o + os + 48, o1_6); _mm256_storeu_ps(o + os + 56, o1_7);
+  }
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 64), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 72), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 96), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 104), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 64), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 72), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 80), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 88), _mm256_broadcast_ss(alpha + 1)), o1_4 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 96), _mm256_broadcast_ss(alpha + 1)), o1_5 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 104), _mm256_broadcast_ss(alpha + 1)), o1_6 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 112), _mm256_broadcast_ss(alpha + 1)), o1_7 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 120), _mm256_broadcast_ss(alpha + 1));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      __m256 v0 = _mm256_loadu_ps(vj + 64), v1 = _mm256_loadu_ps(vj + 72), v2 = _mm256_loadu_ps(vj + 80), v3 = _mm256_loadu_ps(vj + 88), v4 = _mm256_loadu_ps(vj + 96), v5 = _mm256_loadu_ps(vj + 104), v6 = _mm256_loadu_ps(vj + 112), v7 = _mm256_loadu_ps(vj + 120); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3); ATTNGEN_PIN_AVX2(v4); ATTNGEN_PIN_AVX2(v5); ATTNGEN_PIN_AVX2(v6); ATTNGEN_PIN_AVX2(v7);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); o0_4 = _mm256_fmadd_ps(p, v4, o0_4); o0_5 = _mm256_fmadd_ps(p, v5, o0_5); o0_6 = _mm256_fmadd_ps(p, v6, o0_6); o0_7 = _mm256_fmadd_ps(p, v7, o0_7); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); o1_4 = _mm256_fmadd_ps(p, v4, o1_4); o1_5 = _mm256_fmadd_ps(p, v5, o1_5); o1_6 = _mm256_fmadd_ps(p, v6, o1_6); o1_7 = _mm256_fmadd_ps(p, v7, o1_7); }
+    }
+    _mm256_storeu_ps(o + 64, o0_0); _mm256_storeu_ps(o + 72, o0_1); _mm256_storeu_ps(o + 80, o0_2); _mm256_storeu_ps(o + 88, o0_3); _mm256_storeu_ps(o + 96, o0_4); _mm256_storeu_ps(o + 104, o0_5); _mm256_storeu_ps(o + 112, o0_6); _mm256_storeu_ps(o + 120, o0_7);
+    _mm256_storeu_ps(o + os + 64, o1_0); _mm256_storeu_ps(o + os + 72, o1_1); _mm256_storeu_ps(o + os + 80, o1_2); _mm256_storeu_ps(o + os + 88, o1_3); _mm256_storeu_ps(o + os + 96, o1_4); _mm256_storeu_ps(o + os + 104, o1_5); _mm256_storeu_ps(o + os + 112, o1_6); _mm256_storeu_ps(o + os + 120, o1_7);
+  }
+}
+
 /* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
@@ -4886,6 +4939,42 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_pv_d128_4x24_t256_
     _mm256_storeu_ps(o + os + 120, o1_0);
     _mm256_storeu_ps(o + 2 * os + 120, o2_0);
     _mm256_storeu_ps(o + 3 * os + 120, o3_0);
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * Column blocks of 64 floats keep 16 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_pv_d128_2x64_t256_f16__avx2(const float *restrict pt, const float *restrict alpha,
+    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+{
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), _mm256_broadcast_ss(alpha + 1)), o1_4 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), _mm256_broadcast_ss(alpha + 1)), o1_5 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), _mm256_broadcast_ss(alpha + 1)), o1_6 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), _mm256_broadcast_ss(alpha + 1)), o1_7 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), _mm256_broadcast_ss(alpha + 1));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      __m256 v0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj))), v1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 8))), v2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 16))), v3 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 24))), v4 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 32))), v5 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 40))), v6 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 48))), v7 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 56))); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3); ATTNGEN_PIN_AVX2(v4); ATTNGEN_PIN_AVX2(v5); ATTNGEN_PIN_AVX2(v6); ATTNGEN_PIN_AVX2(v7);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); o0_4 = _mm256_fmadd_ps(p, v4, o0_4); o0_5 = _mm256_fmadd_ps(p, v5, o0_5); o0_6 = _mm256_fmadd_ps(p, v6, o0_6); o0_7 = _mm256_fmadd_ps(p, v7, o0_7); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); o1_4 = _mm256_fmadd_ps(p, v4, o1_4); o1_5 = _mm256_fmadd_ps(p, v5, o1_5); o1_6 = _mm256_fmadd_ps(p, v6, o1_6); o1_7 = _mm256_fmadd_ps(p, v7, o1_7); }
+    }
+    _mm256_storeu_ps(o, o0_0); _mm256_storeu_ps(o + 8, o0_1); _mm256_storeu_ps(o + 16, o0_2); _mm256_storeu_ps(o + 24, o0_3); _mm256_storeu_ps(o + 32, o0_4); _mm256_storeu_ps(o + 40, o0_5); _mm256_storeu_ps(o + 48, o0_6); _mm256_storeu_ps(o + 56, o0_7);
+    _mm256_storeu_ps(o + os, o1_0); _mm256_storeu_ps(o + os + 8, o1_1); _mm256_storeu_ps(o + os + 16, o1_2); _mm256_storeu_ps(o + os + 24, o1_3); _mm256_storeu_ps(o + os + 32, o1_4); _mm256_storeu_ps(o + os + 40, o1_5); _mm256_storeu_ps(o + os + 48, o1_6); _mm256_storeu_ps(o + os + 56, o1_7);
+  }
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 64), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 72), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 96), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 104), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 64), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 72), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 80), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 88), _mm256_broadcast_ss(alpha + 1)), o1_4 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 96), _mm256_broadcast_ss(alpha + 1)), o1_5 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 104), _mm256_broadcast_ss(alpha + 1)), o1_6 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 112), _mm256_broadcast_ss(alpha + 1)), o1_7 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 120), _mm256_broadcast_ss(alpha + 1));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      __m256 v0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 64))), v1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 72))), v2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 80))), v3 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 88))), v4 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 96))), v5 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 104))), v6 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 112))), v7 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 120))); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3); ATTNGEN_PIN_AVX2(v4); ATTNGEN_PIN_AVX2(v5); ATTNGEN_PIN_AVX2(v6); ATTNGEN_PIN_AVX2(v7);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); o0_4 = _mm256_fmadd_ps(p, v4, o0_4); o0_5 = _mm256_fmadd_ps(p, v5, o0_5); o0_6 = _mm256_fmadd_ps(p, v6, o0_6); o0_7 = _mm256_fmadd_ps(p, v7, o0_7); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); o1_4 = _mm256_fmadd_ps(p, v4, o1_4); o1_5 = _mm256_fmadd_ps(p, v5, o1_5); o1_6 = _mm256_fmadd_ps(p, v6, o1_6); o1_7 = _mm256_fmadd_ps(p, v7, o1_7); }
+    }
+    _mm256_storeu_ps(o + 64, o0_0); _mm256_storeu_ps(o + 72, o0_1); _mm256_storeu_ps(o + 80, o0_2); _mm256_storeu_ps(o + 88, o0_3); _mm256_storeu_ps(o + 96, o0_4); _mm256_storeu_ps(o + 104, o0_5); _mm256_storeu_ps(o + 112, o0_6); _mm256_storeu_ps(o + 120, o0_7);
+    _mm256_storeu_ps(o + os + 64, o1_0); _mm256_storeu_ps(o + os + 72, o1_1); _mm256_storeu_ps(o + os + 80, o1_2); _mm256_storeu_ps(o + os + 88, o1_3); _mm256_storeu_ps(o + os + 96, o1_4); _mm256_storeu_ps(o + os + 104, o1_5); _mm256_storeu_ps(o + os + 112, o1_6); _mm256_storeu_ps(o + os + 120, o1_7);
   }
 }
 
@@ -5362,6 +5451,42 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_bf16_
   }
 }
 
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * Column blocks of 64 floats keep 16 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x64_t256_bf16__avx2(const float *restrict pt, const float *restrict alpha,
+    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+{
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), _mm256_broadcast_ss(alpha + 1)), o1_4 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), _mm256_broadcast_ss(alpha + 1)), o1_5 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), _mm256_broadcast_ss(alpha + 1)), o1_6 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), _mm256_broadcast_ss(alpha + 1)), o1_7 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), _mm256_broadcast_ss(alpha + 1));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      __m256 v0 = attngen_bf16_load_avx2(vj), v1 = attngen_bf16_load_avx2(vj + 8), v2 = attngen_bf16_load_avx2(vj + 16), v3 = attngen_bf16_load_avx2(vj + 24), v4 = attngen_bf16_load_avx2(vj + 32), v5 = attngen_bf16_load_avx2(vj + 40), v6 = attngen_bf16_load_avx2(vj + 48), v7 = attngen_bf16_load_avx2(vj + 56); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3); ATTNGEN_PIN_AVX2(v4); ATTNGEN_PIN_AVX2(v5); ATTNGEN_PIN_AVX2(v6); ATTNGEN_PIN_AVX2(v7);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); o0_4 = _mm256_fmadd_ps(p, v4, o0_4); o0_5 = _mm256_fmadd_ps(p, v5, o0_5); o0_6 = _mm256_fmadd_ps(p, v6, o0_6); o0_7 = _mm256_fmadd_ps(p, v7, o0_7); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); o1_4 = _mm256_fmadd_ps(p, v4, o1_4); o1_5 = _mm256_fmadd_ps(p, v5, o1_5); o1_6 = _mm256_fmadd_ps(p, v6, o1_6); o1_7 = _mm256_fmadd_ps(p, v7, o1_7); }
+    }
+    _mm256_storeu_ps(o, o0_0); _mm256_storeu_ps(o + 8, o0_1); _mm256_storeu_ps(o + 16, o0_2); _mm256_storeu_ps(o + 24, o0_3); _mm256_storeu_ps(o + 32, o0_4); _mm256_storeu_ps(o + 40, o0_5); _mm256_storeu_ps(o + 48, o0_6); _mm256_storeu_ps(o + 56, o0_7);
+    _mm256_storeu_ps(o + os, o1_0); _mm256_storeu_ps(o + os + 8, o1_1); _mm256_storeu_ps(o + os + 16, o1_2); _mm256_storeu_ps(o + os + 24, o1_3); _mm256_storeu_ps(o + os + 32, o1_4); _mm256_storeu_ps(o + os + 40, o1_5); _mm256_storeu_ps(o + os + 48, o1_6); _mm256_storeu_ps(o + os + 56, o1_7);
+  }
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 64), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 72), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 96), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 104), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 64), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 72), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 80), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 88), _mm256_broadcast_ss(alpha + 1)), o1_4 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 96), _mm256_broadcast_ss(alpha + 1)), o1_5 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 104), _mm256_broadcast_ss(alpha + 1)), o1_6 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 112), _mm256_broadcast_ss(alpha + 1)), o1_7 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 120), _mm256_broadcast_ss(alpha + 1));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      __m256 v0 = attngen_bf16_load_avx2(vj + 64), v1 = attngen_bf16_load_avx2(vj + 72), v2 = attngen_bf16_load_avx2(vj + 80), v3 = attngen_bf16_load_avx2(vj + 88), v4 = attngen_bf16_load_avx2(vj + 96), v5 = attngen_bf16_load_avx2(vj + 104), v6 = attngen_bf16_load_avx2(vj + 112), v7 = attngen_bf16_load_avx2(vj + 120); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3); ATTNGEN_PIN_AVX2(v4); ATTNGEN_PIN_AVX2(v5); ATTNGEN_PIN_AVX2(v6); ATTNGEN_PIN_AVX2(v7);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); o0_4 = _mm256_fmadd_ps(p, v4, o0_4); o0_5 = _mm256_fmadd_ps(p, v5, o0_5); o0_6 = _mm256_fmadd_ps(p, v6, o0_6); o0_7 = _mm256_fmadd_ps(p, v7, o0_7); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); o1_4 = _mm256_fmadd_ps(p, v4, o1_4); o1_5 = _mm256_fmadd_ps(p, v5, o1_5); o1_6 = _mm256_fmadd_ps(p, v6, o1_6); o1_7 = _mm256_fmadd_ps(p, v7, o1_7); }
+    }
+    _mm256_storeu_ps(o + 64, o0_0); _mm256_storeu_ps(o + 72, o0_1); _mm256_storeu_ps(o + 80, o0_2); _mm256_storeu_ps(o + 88, o0_3); _mm256_storeu_ps(o + 96, o0_4); _mm256_storeu_ps(o + 104, o0_5); _mm256_storeu_ps(o + 112, o0_6); _mm256_storeu_ps(o + 120, o0_7);
+    _mm256_storeu_ps(o + os + 64, o1_0); _mm256_storeu_ps(o + os + 72, o1_1); _mm256_storeu_ps(o + os + 80, o1_2); _mm256_storeu_ps(o + os + 88, o1_3); _mm256_storeu_ps(o + os + 96, o1_4); _mm256_storeu_ps(o + os + 104, o1_5); _mm256_storeu_ps(o + os + 112, o1_6); _mm256_storeu_ps(o + os + 120, o1_7);
+  }
+}
+
 /* S[r][j] = Q_r · K_j for 4 query rows and KB=1 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
@@ -5583,6 +5708,44 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_int8_
     _mm256_storeu_ps(o + os + 120, o1_0);
     _mm256_storeu_ps(o + 2 * os + 120, o2_0);
     _mm256_storeu_ps(o + 3 * os + 120, o3_0);
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * Column blocks of 64 floats keep 16 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x64_t256_int8__avx2(const float *restrict pt, const float *restrict alpha,
+    int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os)
+{
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), _mm256_broadcast_ss(alpha + 1)), o1_4 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), _mm256_broadcast_ss(alpha + 1)), o1_5 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), _mm256_broadcast_ss(alpha + 1)), o1_6 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), _mm256_broadcast_ss(alpha + 1)), o1_7 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), _mm256_broadcast_ss(alpha + 1));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j * 256;
+      __m256 v0 = _mm256_mul_ps(attngen_i8_load_avx2(vj), _mm256_set1_ps(vsj[0])), v1 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 8), _mm256_set1_ps(vsj[0])), v2 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 16), _mm256_set1_ps(vsj[0])), v3 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 24), _mm256_set1_ps(vsj[0])), v4 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 32), _mm256_set1_ps(vsj[0])), v5 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 40), _mm256_set1_ps(vsj[0])), v6 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 48), _mm256_set1_ps(vsj[0])), v7 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 56), _mm256_set1_ps(vsj[0])); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3); ATTNGEN_PIN_AVX2(v4); ATTNGEN_PIN_AVX2(v5); ATTNGEN_PIN_AVX2(v6); ATTNGEN_PIN_AVX2(v7);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); o0_4 = _mm256_fmadd_ps(p, v4, o0_4); o0_5 = _mm256_fmadd_ps(p, v5, o0_5); o0_6 = _mm256_fmadd_ps(p, v6, o0_6); o0_7 = _mm256_fmadd_ps(p, v7, o0_7); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); o1_4 = _mm256_fmadd_ps(p, v4, o1_4); o1_5 = _mm256_fmadd_ps(p, v5, o1_5); o1_6 = _mm256_fmadd_ps(p, v6, o1_6); o1_7 = _mm256_fmadd_ps(p, v7, o1_7); }
+    }
+    _mm256_storeu_ps(o, o0_0); _mm256_storeu_ps(o + 8, o0_1); _mm256_storeu_ps(o + 16, o0_2); _mm256_storeu_ps(o + 24, o0_3); _mm256_storeu_ps(o + 32, o0_4); _mm256_storeu_ps(o + 40, o0_5); _mm256_storeu_ps(o + 48, o0_6); _mm256_storeu_ps(o + 56, o0_7);
+    _mm256_storeu_ps(o + os, o1_0); _mm256_storeu_ps(o + os + 8, o1_1); _mm256_storeu_ps(o + os + 16, o1_2); _mm256_storeu_ps(o + os + 24, o1_3); _mm256_storeu_ps(o + os + 32, o1_4); _mm256_storeu_ps(o + os + 40, o1_5); _mm256_storeu_ps(o + os + 48, o1_6); _mm256_storeu_ps(o + os + 56, o1_7);
+  }
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 64), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 72), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 96), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 104), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 64), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 72), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 80), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 88), _mm256_broadcast_ss(alpha + 1)), o1_4 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 96), _mm256_broadcast_ss(alpha + 1)), o1_5 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 104), _mm256_broadcast_ss(alpha + 1)), o1_6 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 112), _mm256_broadcast_ss(alpha + 1)), o1_7 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 120), _mm256_broadcast_ss(alpha + 1));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j * 256;
+      __m256 v0 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 64), _mm256_set1_ps(vsj[0])), v1 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 72), _mm256_set1_ps(vsj[0])), v2 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 80), _mm256_set1_ps(vsj[0])), v3 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 88), _mm256_set1_ps(vsj[0])), v4 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 96), _mm256_set1_ps(vsj[0])), v5 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 104), _mm256_set1_ps(vsj[0])), v6 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 112), _mm256_set1_ps(vsj[0])), v7 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 120), _mm256_set1_ps(vsj[0])); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3); ATTNGEN_PIN_AVX2(v4); ATTNGEN_PIN_AVX2(v5); ATTNGEN_PIN_AVX2(v6); ATTNGEN_PIN_AVX2(v7);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); o0_4 = _mm256_fmadd_ps(p, v4, o0_4); o0_5 = _mm256_fmadd_ps(p, v5, o0_5); o0_6 = _mm256_fmadd_ps(p, v6, o0_6); o0_7 = _mm256_fmadd_ps(p, v7, o0_7); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); o1_4 = _mm256_fmadd_ps(p, v4, o1_4); o1_5 = _mm256_fmadd_ps(p, v5, o1_5); o1_6 = _mm256_fmadd_ps(p, v6, o1_6); o1_7 = _mm256_fmadd_ps(p, v7, o1_7); }
+    }
+    _mm256_storeu_ps(o + 64, o0_0); _mm256_storeu_ps(o + 72, o0_1); _mm256_storeu_ps(o + 80, o0_2); _mm256_storeu_ps(o + 88, o0_3); _mm256_storeu_ps(o + 96, o0_4); _mm256_storeu_ps(o + 104, o0_5); _mm256_storeu_ps(o + 112, o0_6); _mm256_storeu_ps(o + 120, o0_7);
+    _mm256_storeu_ps(o + os + 64, o1_0); _mm256_storeu_ps(o + os + 72, o1_1); _mm256_storeu_ps(o + os + 80, o1_2); _mm256_storeu_ps(o + os + 88, o1_3); _mm256_storeu_ps(o + os + 96, o1_4); _mm256_storeu_ps(o + os + 104, o1_5); _mm256_storeu_ps(o + os + 112, o1_6); _mm256_storeu_ps(o + os + 120, o1_7);
   }
 }
 
@@ -6132,9 +6295,15 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
-      int r0 = 0;
-      for (; r0 + 4 <= rows; r0 += 4)
-        attngen_pv_d128_4x24_t256__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
+        int r0 = 0;
+        for (; r0 + 2 <= rows; r0 += 2)
+          attngen_pv_d128_2x64_t256__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      } else {
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d128_4x24_t256__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      }
     }
   }
 
@@ -6338,9 +6507,15 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_decode_f16__avx2(c
       float *restrict ot = state + hh * state_floats + q_floats;
       const uint16_t *vbase = (const uint16_t *)a->v_f16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
-      int r0 = 0;
-      for (; r0 + 4 <= rows; r0 += 4)
-        attngen_pv_d128_4x24_t256_f16__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
+        int r0 = 0;
+        for (; r0 + 2 <= rows; r0 += 2)
+          attngen_pv_d128_2x64_t256_f16__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      } else {
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d128_4x24_t256_f16__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      }
     }
   }
 
@@ -6544,9 +6719,15 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_bf16__avx2(const
       float *restrict ot = state + hh * state_floats + q_floats;
       const uint16_t *vbase = (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
-      int r0 = 0;
-      for (; r0 + 4 <= rows; r0 += 4)
-        attngen_pv_d128_4x24_t256_bf16__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
+        int r0 = 0;
+        for (; r0 + 2 <= rows; r0 += 2)
+          attngen_pv_d128_2x64_t256_bf16__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      } else {
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d128_4x24_t256_bf16__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      }
     }
   }
 
@@ -6761,9 +6942,15 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_int8__avx2(const
       const int8_t *vbase = (const int8_t *)a->v_i8 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
-      int r0 = 0;
-      for (; r0 + 4 <= rows; r0 += 4)
-        attngen_pv_d128_4x24_t256_int8__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp);
+      if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
+        int r0 = 0;
+        for (; r0 + 2 <= rows; r0 += 2)
+          attngen_pv_d128_2x64_t256_int8__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp);
+      } else {
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d128_4x24_t256_int8__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp);
+      }
     }
   }
 
@@ -6968,9 +7155,15 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
-      int r0 = 0;
-      for (; r0 + 4 <= rows; r0 += 4)
-        attngen_pv_d128_4x24_t256__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
+        int r0 = 0;
+        for (; r0 + 2 <= rows; r0 += 2)
+          attngen_pv_d128_2x64_t256__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      } else {
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d128_4x24_t256__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      }
     }
   }
 
@@ -7175,9 +7368,15 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_padding_decode_f16
       float *restrict ot = state + hh * state_floats + q_floats;
       const uint16_t *vbase = (const uint16_t *)a->v_f16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
-      int r0 = 0;
-      for (; r0 + 4 <= rows; r0 += 4)
-        attngen_pv_d128_4x24_t256_f16__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
+        int r0 = 0;
+        for (; r0 + 2 <= rows; r0 += 2)
+          attngen_pv_d128_2x64_t256_f16__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      } else {
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d128_4x24_t256_f16__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      }
     }
   }
 
@@ -7382,9 +7581,15 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_bf16__av
       float *restrict ot = state + hh * state_floats + q_floats;
       const uint16_t *vbase = (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
-      int r0 = 0;
-      for (; r0 + 4 <= rows; r0 += 4)
-        attngen_pv_d128_4x24_t256_bf16__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
+        int r0 = 0;
+        for (; r0 + 2 <= rows; r0 += 2)
+          attngen_pv_d128_2x64_t256_bf16__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      } else {
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d128_4x24_t256_bf16__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      }
     }
   }
 
@@ -7600,9 +7805,15 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_int8__av
       const int8_t *vbase = (const int8_t *)a->v_i8 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
-      int r0 = 0;
-      for (; r0 + 4 <= rows; r0 += 4)
-        attngen_pv_d128_4x24_t256_int8__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp);
+      if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
+        int r0 = 0;
+        for (; r0 + 2 <= rows; r0 += 2)
+          attngen_pv_d128_2x64_t256_int8__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp);
+      } else {
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d128_4x24_t256_int8__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp);
+      }
     }
   }
 

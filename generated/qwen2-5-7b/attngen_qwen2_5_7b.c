@@ -1039,6 +1039,47 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x64_t224__av
   }
 }
 
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 224 + r * 1].
+ * Column blocks of 128 floats keep 16 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_2x128_t224__avx512(const float *restrict pt, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+{
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 48), _mm512_set1_ps(*(alpha))), o0_4 = _mm512_mul_ps(_mm512_loadu_ps(o + 64), _mm512_set1_ps(*(alpha))), o0_5 = _mm512_mul_ps(_mm512_loadu_ps(o + 80), _mm512_set1_ps(*(alpha))), o0_6 = _mm512_mul_ps(_mm512_loadu_ps(o + 96), _mm512_set1_ps(*(alpha))), o0_7 = _mm512_mul_ps(_mm512_loadu_ps(o + 112), _mm512_set1_ps(*(alpha)));
+    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 32), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 48), _mm512_set1_ps(*(alpha + 1))), o1_4 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 64), _mm512_set1_ps(*(alpha + 1))), o1_5 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 80), _mm512_set1_ps(*(alpha + 1))), o1_6 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 96), _mm512_set1_ps(*(alpha + 1))), o1_7 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 112), _mm512_set1_ps(*(alpha + 1)));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 224;
+      __m512 v0 = _mm512_loadu_ps(vj), v1 = _mm512_loadu_ps(vj + 16), v2 = _mm512_loadu_ps(vj + 32), v3 = _mm512_loadu_ps(vj + 48), v4 = _mm512_loadu_ps(vj + 64), v5 = _mm512_loadu_ps(vj + 80), v6 = _mm512_loadu_ps(vj + 96), v7 = _mm512_loadu_ps(vj + 112); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2); ATTNGEN_PIN_AVX512(v3); ATTNGEN_PIN_AVX512(v4); ATTNGEN_PIN_AVX512(v5); ATTNGEN_PIN_AVX512(v6); ATTNGEN_PIN_AVX512(v7);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); o0_4 = _mm512_fmadd_ps(p, v4, o0_4); o0_5 = _mm512_fmadd_ps(p, v5, o0_5); o0_6 = _mm512_fmadd_ps(p, v6, o0_6); o0_7 = _mm512_fmadd_ps(p, v7, o0_7); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); o1_3 = _mm512_fmadd_ps(p, v3, o1_3); o1_4 = _mm512_fmadd_ps(p, v4, o1_4); o1_5 = _mm512_fmadd_ps(p, v5, o1_5); o1_6 = _mm512_fmadd_ps(p, v6, o1_6); o1_7 = _mm512_fmadd_ps(p, v7, o1_7); }
+    }
+    _mm512_storeu_ps(o, o0_0); _mm512_storeu_ps(o + 16, o0_1); _mm512_storeu_ps(o + 32, o0_2); _mm512_storeu_ps(o + 48, o0_3); _mm512_storeu_ps(o + 64, o0_4); _mm512_storeu_ps(o + 80, o0_5); _mm512_storeu_ps(o + 96, o0_6); _mm512_storeu_ps(o + 112, o0_7);
+    _mm512_storeu_ps(o + os, o1_0); _mm512_storeu_ps(o + os + 16, o1_1); _mm512_storeu_ps(o + os + 32, o1_2); _mm512_storeu_ps(o + os + 48, o1_3); _mm512_storeu_ps(o + os + 64, o1_4); _mm512_storeu_ps(o + os + 80, o1_5); _mm512_storeu_ps(o + os + 96, o1_6); _mm512_storeu_ps(o + os + 112, o1_7);
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 224 + r * 1].
+ * Column blocks of 128 floats keep 8 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_1of2x128_t224__avx512(const float *restrict pt, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+{
+  (void)os; /* one row per block */
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 48), _mm512_set1_ps(*(alpha))), o0_4 = _mm512_mul_ps(_mm512_loadu_ps(o + 64), _mm512_set1_ps(*(alpha))), o0_5 = _mm512_mul_ps(_mm512_loadu_ps(o + 80), _mm512_set1_ps(*(alpha))), o0_6 = _mm512_mul_ps(_mm512_loadu_ps(o + 96), _mm512_set1_ps(*(alpha))), o0_7 = _mm512_mul_ps(_mm512_loadu_ps(o + 112), _mm512_set1_ps(*(alpha)));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 224;
+      const __m512 v0 = _mm512_loadu_ps(vj), v1 = _mm512_loadu_ps(vj + 16), v2 = _mm512_loadu_ps(vj + 32), v3 = _mm512_loadu_ps(vj + 48), v4 = _mm512_loadu_ps(vj + 64), v5 = _mm512_loadu_ps(vj + 80), v6 = _mm512_loadu_ps(vj + 96), v7 = _mm512_loadu_ps(vj + 112);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); o0_4 = _mm512_fmadd_ps(p, v4, o0_4); o0_5 = _mm512_fmadd_ps(p, v5, o0_5); o0_6 = _mm512_fmadd_ps(p, v6, o0_6); o0_7 = _mm512_fmadd_ps(p, v7, o0_7); }
+    }
+    _mm512_storeu_ps(o, o0_0); _mm512_storeu_ps(o + 16, o0_1); _mm512_storeu_ps(o + 32, o0_2); _mm512_storeu_ps(o + 48, o0_3); _mm512_storeu_ps(o + 64, o0_4); _mm512_storeu_ps(o + 80, o0_5); _mm512_storeu_ps(o + 96, o0_6); _mm512_storeu_ps(o + 112, o0_7);
+  }
+}
+
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 3 (of a block of 4) rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 224 + r * 1].
  * Column blocks of 64 floats keep 12 accumulators in registers while V streams by. */
@@ -1637,13 +1678,24 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_decode__avx512(const 
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
-      int r0 = 0;
-      for (; r0 + 4 <= rows; r0 += 4)
-        attngen_pv_d128_4x64_t224__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
-      switch (rows - r0) { /* the last rows: an edge block computes only those */
-      case 0: break;
-      case 3: attngen_pv_d128_3of4x64_t224__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
-      default: attngen_pv_d128_4x64_t224__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break; /* zero-padded rows */
+      if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
+        int r0 = 0;
+        for (; r0 + 2 <= rows; r0 += 2)
+          attngen_pv_d128_2x128_t224__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+        switch (rows - r0) { /* the last rows: an edge block computes only those */
+        case 0: break;
+        case 1: attngen_pv_d128_1of2x128_t224__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+        default: attngen_pv_d128_2x128_t224__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break; /* zero-padded rows */
+        }
+      } else {
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d128_4x64_t224__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+        switch (rows - r0) { /* the last rows: an edge block computes only those */
+        case 0: break;
+        case 3: attngen_pv_d128_3of4x64_t224__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+        default: attngen_pv_d128_4x64_t224__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break; /* zero-padded rows */
+        }
       }
     }
   }
@@ -1859,13 +1911,24 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_padding_decode__avx51
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
-      int r0 = 0;
-      for (; r0 + 4 <= rows; r0 += 4)
-        attngen_pv_d128_4x64_t224__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
-      switch (rows - r0) { /* the last rows: an edge block computes only those */
-      case 0: break;
-      case 3: attngen_pv_d128_3of4x64_t224__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
-      default: attngen_pv_d128_4x64_t224__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break; /* zero-padded rows */
+      if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
+        int r0 = 0;
+        for (; r0 + 2 <= rows; r0 += 2)
+          attngen_pv_d128_2x128_t224__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+        switch (rows - r0) { /* the last rows: an edge block computes only those */
+        case 0: break;
+        case 1: attngen_pv_d128_1of2x128_t224__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+        default: attngen_pv_d128_2x128_t224__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break; /* zero-padded rows */
+        }
+      } else {
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d128_4x64_t224__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+        switch (rows - r0) { /* the last rows: an edge block computes only those */
+        case 0: break;
+        case 3: attngen_pv_d128_3of4x64_t224__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+        default: attngen_pv_d128_4x64_t224__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break; /* zero-padded rows */
+        }
       }
     }
   }
@@ -2761,6 +2824,71 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t224__avx2
   }
 }
 
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 224 + r * 1].
+ * Column blocks of 64 floats keep 16 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x64_t224__avx2(const float *restrict pt, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+{
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), _mm256_broadcast_ss(alpha + 1)), o1_4 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), _mm256_broadcast_ss(alpha + 1)), o1_5 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), _mm256_broadcast_ss(alpha + 1)), o1_6 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), _mm256_broadcast_ss(alpha + 1)), o1_7 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), _mm256_broadcast_ss(alpha + 1));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 224;
+      __m256 v0 = _mm256_loadu_ps(vj), v1 = _mm256_loadu_ps(vj + 8), v2 = _mm256_loadu_ps(vj + 16), v3 = _mm256_loadu_ps(vj + 24), v4 = _mm256_loadu_ps(vj + 32), v5 = _mm256_loadu_ps(vj + 40), v6 = _mm256_loadu_ps(vj + 48), v7 = _mm256_loadu_ps(vj + 56); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3); ATTNGEN_PIN_AVX2(v4); ATTNGEN_PIN_AVX2(v5); ATTNGEN_PIN_AVX2(v6); ATTNGEN_PIN_AVX2(v7);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); o0_4 = _mm256_fmadd_ps(p, v4, o0_4); o0_5 = _mm256_fmadd_ps(p, v5, o0_5); o0_6 = _mm256_fmadd_ps(p, v6, o0_6); o0_7 = _mm256_fmadd_ps(p, v7, o0_7); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); o1_4 = _mm256_fmadd_ps(p, v4, o1_4); o1_5 = _mm256_fmadd_ps(p, v5, o1_5); o1_6 = _mm256_fmadd_ps(p, v6, o1_6); o1_7 = _mm256_fmadd_ps(p, v7, o1_7); }
+    }
+    _mm256_storeu_ps(o, o0_0); _mm256_storeu_ps(o + 8, o0_1); _mm256_storeu_ps(o + 16, o0_2); _mm256_storeu_ps(o + 24, o0_3); _mm256_storeu_ps(o + 32, o0_4); _mm256_storeu_ps(o + 40, o0_5); _mm256_storeu_ps(o + 48, o0_6); _mm256_storeu_ps(o + 56, o0_7);
+    _mm256_storeu_ps(o + os, o1_0); _mm256_storeu_ps(o + os + 8, o1_1); _mm256_storeu_ps(o + os + 16, o1_2); _mm256_storeu_ps(o + os + 24, o1_3); _mm256_storeu_ps(o + os + 32, o1_4); _mm256_storeu_ps(o + os + 40, o1_5); _mm256_storeu_ps(o + os + 48, o1_6); _mm256_storeu_ps(o + os + 56, o1_7);
+  }
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 64), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 72), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 96), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 104), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 64), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 72), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 80), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 88), _mm256_broadcast_ss(alpha + 1)), o1_4 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 96), _mm256_broadcast_ss(alpha + 1)), o1_5 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 104), _mm256_broadcast_ss(alpha + 1)), o1_6 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 112), _mm256_broadcast_ss(alpha + 1)), o1_7 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 120), _mm256_broadcast_ss(alpha + 1));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 224;
+      __m256 v0 = _mm256_loadu_ps(vj + 64), v1 = _mm256_loadu_ps(vj + 72), v2 = _mm256_loadu_ps(vj + 80), v3 = _mm256_loadu_ps(vj + 88), v4 = _mm256_loadu_ps(vj + 96), v5 = _mm256_loadu_ps(vj + 104), v6 = _mm256_loadu_ps(vj + 112), v7 = _mm256_loadu_ps(vj + 120); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3); ATTNGEN_PIN_AVX2(v4); ATTNGEN_PIN_AVX2(v5); ATTNGEN_PIN_AVX2(v6); ATTNGEN_PIN_AVX2(v7);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); o0_4 = _mm256_fmadd_ps(p, v4, o0_4); o0_5 = _mm256_fmadd_ps(p, v5, o0_5); o0_6 = _mm256_fmadd_ps(p, v6, o0_6); o0_7 = _mm256_fmadd_ps(p, v7, o0_7); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); o1_4 = _mm256_fmadd_ps(p, v4, o1_4); o1_5 = _mm256_fmadd_ps(p, v5, o1_5); o1_6 = _mm256_fmadd_ps(p, v6, o1_6); o1_7 = _mm256_fmadd_ps(p, v7, o1_7); }
+    }
+    _mm256_storeu_ps(o + 64, o0_0); _mm256_storeu_ps(o + 72, o0_1); _mm256_storeu_ps(o + 80, o0_2); _mm256_storeu_ps(o + 88, o0_3); _mm256_storeu_ps(o + 96, o0_4); _mm256_storeu_ps(o + 104, o0_5); _mm256_storeu_ps(o + 112, o0_6); _mm256_storeu_ps(o + 120, o0_7);
+    _mm256_storeu_ps(o + os + 64, o1_0); _mm256_storeu_ps(o + os + 72, o1_1); _mm256_storeu_ps(o + os + 80, o1_2); _mm256_storeu_ps(o + os + 88, o1_3); _mm256_storeu_ps(o + os + 96, o1_4); _mm256_storeu_ps(o + os + 104, o1_5); _mm256_storeu_ps(o + os + 112, o1_6); _mm256_storeu_ps(o + os + 120, o1_7);
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 224 + r * 1].
+ * Column blocks of 64 floats keep 8 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_1of2x64_t224__avx2(const float *restrict pt, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+{
+  (void)os; /* one row per block */
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 224;
+      const __m256 v0 = _mm256_loadu_ps(vj), v1 = _mm256_loadu_ps(vj + 8), v2 = _mm256_loadu_ps(vj + 16), v3 = _mm256_loadu_ps(vj + 24), v4 = _mm256_loadu_ps(vj + 32), v5 = _mm256_loadu_ps(vj + 40), v6 = _mm256_loadu_ps(vj + 48), v7 = _mm256_loadu_ps(vj + 56);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); o0_4 = _mm256_fmadd_ps(p, v4, o0_4); o0_5 = _mm256_fmadd_ps(p, v5, o0_5); o0_6 = _mm256_fmadd_ps(p, v6, o0_6); o0_7 = _mm256_fmadd_ps(p, v7, o0_7); }
+    }
+    _mm256_storeu_ps(o, o0_0); _mm256_storeu_ps(o + 8, o0_1); _mm256_storeu_ps(o + 16, o0_2); _mm256_storeu_ps(o + 24, o0_3); _mm256_storeu_ps(o + 32, o0_4); _mm256_storeu_ps(o + 40, o0_5); _mm256_storeu_ps(o + 48, o0_6); _mm256_storeu_ps(o + 56, o0_7);
+  }
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 64), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 72), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 96), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 104), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), _mm256_broadcast_ss(alpha));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 224;
+      const __m256 v0 = _mm256_loadu_ps(vj + 64), v1 = _mm256_loadu_ps(vj + 72), v2 = _mm256_loadu_ps(vj + 80), v3 = _mm256_loadu_ps(vj + 88), v4 = _mm256_loadu_ps(vj + 96), v5 = _mm256_loadu_ps(vj + 104), v6 = _mm256_loadu_ps(vj + 112), v7 = _mm256_loadu_ps(vj + 120);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); o0_4 = _mm256_fmadd_ps(p, v4, o0_4); o0_5 = _mm256_fmadd_ps(p, v5, o0_5); o0_6 = _mm256_fmadd_ps(p, v6, o0_6); o0_7 = _mm256_fmadd_ps(p, v7, o0_7); }
+    }
+    _mm256_storeu_ps(o + 64, o0_0); _mm256_storeu_ps(o + 72, o0_1); _mm256_storeu_ps(o + 80, o0_2); _mm256_storeu_ps(o + 88, o0_3); _mm256_storeu_ps(o + 96, o0_4); _mm256_storeu_ps(o + 104, o0_5); _mm256_storeu_ps(o + 112, o0_6); _mm256_storeu_ps(o + 120, o0_7);
+  }
+}
+
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 3 (of a block of 4) rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 224 + r * 1].
  * Column blocks of 24 floats keep 9 accumulators in registers while V streams by. */
@@ -3427,13 +3555,24 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_decode__avx2(const attn
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
-      int r0 = 0;
-      for (; r0 + 4 <= rows; r0 += 4)
-        attngen_pv_d128_4x24_t224__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
-      switch (rows - r0) { /* the last rows: an edge block computes only those */
-      case 0: break;
-      case 3: attngen_pv_d128_3of4x24_t224__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
-      default: attngen_pv_d128_4x24_t224__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break; /* zero-padded rows */
+      if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
+        int r0 = 0;
+        for (; r0 + 2 <= rows; r0 += 2)
+          attngen_pv_d128_2x64_t224__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+        switch (rows - r0) { /* the last rows: an edge block computes only those */
+        case 0: break;
+        case 1: attngen_pv_d128_1of2x64_t224__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+        default: attngen_pv_d128_2x64_t224__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break; /* zero-padded rows */
+        }
+      } else {
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d128_4x24_t224__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+        switch (rows - r0) { /* the last rows: an edge block computes only those */
+        case 0: break;
+        case 3: attngen_pv_d128_3of4x24_t224__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+        default: attngen_pv_d128_4x24_t224__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break; /* zero-padded rows */
+        }
       }
     }
   }
@@ -3649,13 +3788,24 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_decode__avx2(co
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
-      int r0 = 0;
-      for (; r0 + 4 <= rows; r0 += 4)
-        attngen_pv_d128_4x24_t224__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
-      switch (rows - r0) { /* the last rows: an edge block computes only those */
-      case 0: break;
-      case 3: attngen_pv_d128_3of4x24_t224__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
-      default: attngen_pv_d128_4x24_t224__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break; /* zero-padded rows */
+      if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
+        int r0 = 0;
+        for (; r0 + 2 <= rows; r0 += 2)
+          attngen_pv_d128_2x64_t224__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+        switch (rows - r0) { /* the last rows: an edge block computes only those */
+        case 0: break;
+        case 1: attngen_pv_d128_1of2x64_t224__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+        default: attngen_pv_d128_2x64_t224__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break; /* zero-padded rows */
+        }
+      } else {
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d128_4x24_t224__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+        switch (rows - r0) { /* the last rows: an edge block computes only those */
+        case 0: break;
+        case 3: attngen_pv_d128_3of4x24_t224__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+        default: attngen_pv_d128_4x24_t224__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break; /* zero-padded rows */
+        }
       }
     }
   }

@@ -38,3 +38,10 @@ golden: $(if $(GOLDEN_PYTHON),,$(GOLDEN_STAMP))
 	@py='$(or $(GOLDEN_PYTHON),$(GOLDEN_VENV)/bin/python)'; \
 	  $$py -c 'import numpy, torch, transformers' || { echo "golden: $$py lacks numpy, torch or transformers"; exit 1; }; \
 	  $$py -W ignore tests/golden/make_golden.py --out $(GOLDEN_DATA) $(GOLDEN_MODELS)
+
+# `make check-catalog`: the catalog's attention values (shape, layer kinds, window, soft-cap, sinks, scale, RoPE
+# frequencies, ALiBi slopes) against transformers' config classes and modules (tests/golden/check_catalog.py).
+.PHONY: check-catalog
+check-catalog: $(if $(GOLDEN_PYTHON),,$(GOLDEN_STAMP))
+	@py='$(or $(GOLDEN_PYTHON),$(GOLDEN_VENV)/bin/python)'; \
+	  LUA=$(LUA) $$py -W ignore tests/golden/check_catalog.py
