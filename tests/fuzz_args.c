@@ -1296,7 +1296,9 @@ static void fuzz_paged(rng *r) {
   }
 out:
   free(kp), free(vp), free(q), free(o), free(o0), free(kc), free(vc), free(bt), free(ref);
+}
 
+/* ------------------------------------------------------------------------------------------------ */
 /* attention features: random window, sink_tokens, softcap, alibi_slopes and sinks (0, NULL, negative, huge, NaN, a
  * value for a kernel without the feature) against kernels with random feature sets: the specialized feature kernels of
  * the linked tables, a table's selection (the generic fallback with the table's values, for a NEON-only table on
@@ -1364,7 +1366,9 @@ static int feature_kernel(rng *r, attngen_kernel *k, char *name, size_t n) {
     return 0;
   }
   if (pick < 65) { /* a table's shape with random features, as attngen_select binds it here (the table's values) */
-    const attngen_table *t = g_tables[rnd(r) % (uint64_t)(sizeof g_tables / sizeof g_tables[0] - 1)];
+    const attngen_table *t = NULL;
+    for (int tries = 0; tries < 64 && (!t || t->params.rope.style != ATTNGEN_ROPE_NONE); tries++) /* the reference: no RoPE */
+      t = g_tables[rnd(r) % (uint64_t)(sizeof g_tables / sizeof g_tables[0] - 1)];
     attngen_shape s;
     memset(&s, 0, sizeof s);
     s.heads = t->heads, s.kv_heads = t->kv_heads, s.head_dim = t->head_dim;
