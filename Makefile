@@ -40,7 +40,7 @@ help:
 	@echo "    check-generated    the drift check above"
 	@echo "    test-native        Criterion kernel suite, gcc and clang builds (tests/tests.mk)"
 	@echo "    test-neon          the case list cross-built for aarch64, run under qemu-aarch64"
-	@echo "    test-downstream    examples/downstream: -gcc, -clang, -aarch64, -cmake (each also a target)"
+	@echo "    test-downstream    examples/downstream: -gcc, -clang, -aarch64, -cmake; examples/paged: -paged (each a target)"
 	@echo "    test-install       install into a temporary prefix, build with CMake and pkg-config, uninstall"
 	@echo "    test-python        the Python package (python/tests) against float64 NumPy; PYTHON=$(PYTHON)"
 	@echo "  make test-cases      the native case runner, no Criterion (TEST_FILTER=substring)"
@@ -129,6 +129,7 @@ test: deps-test test-generator check-generated test-native test-fuzz test-neon t
 -include bench/peers/peers.mk
 -include bench/neon_model.mk
 -include examples/downstream/downstream.mk
+-include examples/paged/paged.mk
 -include install.mk
 -include python/python.mk
 -include tests/golden/golden.mk

@@ -1043,9 +1043,12 @@ typedef struct {
   size_t bytes; /* what a decode call reads */
 } kv_cache_buf;
 
+/* pg: a paged cache (its pools hold num_pages x page_size rows; the block table says where each row goes), or NULL */
 static int kv_cache_fill(attngen_kv_dtype t, const attngen_kernel *kern, const attngen_shape *sh, int batch, int kv,
-                         int head_major, const float *kf, const float *vf, kv_cache_buf *c, attngen_args *a) {
-  const size_t n = (size_t)batch * kv * sh->kv_heads * sh->head_dim;
+                         int head_major, const float *kf, const float *vf, const attngen_pages *pg, kv_cache_buf *c,
+                         attngen_args *a) {
+  const size_t rows = pg ? (size_t)pg->num_pages * pg->page_size : (size_t)batch * kv;
+  const size_t n = rows * sh->kv_heads * sh->head_dim;
   const size_t bytes = (size_t)attngen_kv_dtype_bytes(t);
   const size_t ns = n / (size_t)sh->head_dim * (size_t)attngen_kv_scales_per_row(t, sh->head_dim);
   int32_t *len = calloc((size_t)batch, sizeof *len);
@@ -1055,8 +1058,9 @@ static int kv_cache_fill(attngen_kv_dtype t, const attngen_kernel *kern, const a
   if (ns) c->ks = (float *)attngen_alloc(ns * 4 + 64), c->vs = (float *)attngen_alloc(ns * 4 + 64);
   c->bytes = 2 * (n * bytes + ns * 4);
   memset(&ap, 0, sizeof ap);
-  ap.batch = batch, ap.n_new = kv, ap.kv_capacity = kv, ap.cache_len = len, ap.k_new = kf, ap.v_new = vf;
+  ap.batch = batch, ap.n_new = kv, ap.kv_capacity = pg ? 0 : kv, ap.cache_len = len, ap.k_new = kf, ap.v_new = vf;
   memset(a, 0, sizeof *a);
+  if (pg) ap.pages = a->pages = *pg;
   switch (t) {
   case ATTNGEN_KV_F32: ap.k_cache = c->k, ap.v_cache = c->v, a->k = c->k, a->v = c->v; break;
   case ATTNGEN_KV_F16: ap.k_cache_f16 = c->k, ap.v_cache_f16 = c->v, a->k_f16 = c->k, a->v_f16 = c->v; break;
@@ -1120,7 +1124,7 @@ static void run_kv_types(bench_state *st, const char *outdir) {
       sh[t].kv_dtype = types[t];
       o[t] = alloc_floats((size_t)cs[ci].batch * cs[ci].h * cs[ci].d);
       if (attngen_select(find_table(cs[ci].model), &sh[t], &kern[t]) ||
-          kv_cache_fill(types[t], &kern[t], &sh[t], cs[ci].batch, kv, cs[ci].head_major, kf, vf, &buf[t], &args[t])) {
+          kv_cache_fill(types[t], &kern[t], &sh[t], cs[ci].batch, kv, cs[ci].head_major, kf, vf, NULL, &buf[t], &args[t])) {
         ok = 0;
         break;
       }
@@ -1191,7 +1195,7 @@ static void run_kv_types(bench_state *st, const char *outdir) {
       sh[t].kv_dtype = types[t];
       o[t] = alloc_floats((size_t)S * h * d);
       if (attngen_select(find_table("llama-3-8b"), &sh[t], &kern[t]) ||
-          kv_cache_fill(types[t], &kern[t], &sh[t], 1, S, 0, kf, vf, &buf[t], &args[t]))
+          kv_cache_fill(types[t], &kern[t], &sh[t], 1, S, 0, kf, vf, NULL, &buf[t], &args[t]))
         break;
       args[t].batch = 1, args[t].q_len = S, args[t].kv_len = S, args[t].q = q, args[t].o = o[t];
       job j = {RUN_KERNEL, &kern[t], &sh[t], &args[t], 1, NULL, NULL, NULL, -1, NULL, NULL};
@@ -1219,6 +1223,105 @@ static void run_kv_types(bench_state *st, const char *outdir) {
     attngen_free(kf), attngen_free(vf), attngen_free(q);
   }
   print_footnotes(st, over0, st->slower);
+  if (csv) fclose(csv);
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+
+/* Paged caches over contiguous ones, h32/kv8/d128 causal, every storage type, 1 thread: decode q=1 beyond the
+ * last-level cache and prefill S=2048 (quick: 512), each from a contiguous cache and from pools of pages of 16 and
+ * 64 rows handed out in a shuffled order, the three in interleaved rounds; the speed is the median of the per-round
+ * ratios contiguous time / paged time (target >= 0.95x). BENCH_FILTER=paged runs only this section. */
+static void run_paged(bench_state *st, const char *outdir) {
+  static const attngen_kv_dtype types[] = {ATTNGEN_KV_F32, ATTNGEN_KV_F16, ATTNGEN_KV_BF16, ATTNGEN_KV_INT8,
+                                           ATTNGEN_KV_INT8_G32};
+  static const int page_sizes[] = {0, 16, 64};
+  enum { NP = 3 };
+  const attngen_table *tab = find_table("bench-paged-h32-kv8-d128");
+  const int h = 32, kvh = 8, d = 128;
+  char path[512];
+  snprintf(path, sizeof path, "%s/paged.csv", outdir);
+  FILE *csv = fopen(path, "w");
+  if (csv) fprintf(csv, "phase,kv_dtype,page_size,kernel,kv_len,ms,speed_over_contiguous\n");
+  printf("\nPaged caches (pages handed out shuffled) over contiguous ones, h32/kv8/d128 causal, 1 thread, interleaved "
+         "rounds;\nspeed = median of per-round contiguous / paged time (target >= 0.95x)\n");
+  printf("%-8s %-9s %5s %-52s %8s %9s %8s\n", "phase", "type", "page", "kernel", "kv_len", "median ms", "speed");
+  for (int ph = 0; ph < 2; ph++) {
+    const attngen_phase phase = ph ? ATTNGEN_PHASE_PREFILL : ATTNGEN_PHASE_DECODE;
+    const int kv = ph ? (st->quick ? 512 : 2048) : kv_beyond_llc(st->llc, kvh, d), q_len = ph ? kv : 1;
+    const size_t n = (size_t)kv * kvh * d;
+    float *kf = alloc_floats(n), *vf = alloc_floats(n), *q = alloc_floats((size_t)q_len * h * d);
+    fill_random(kf, n, 31), fill_random(vf, n, 32), fill_random(q, (size_t)q_len * h * d, 33);
+    for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
+      attngen_kernel kern[NP];
+      attngen_args args[NP];
+      kv_cache_buf buf[NP];
+      attngen_shape sh[NP];
+      attngen_pages pg[NP];
+      int32_t *table[NP] = {NULL, NULL, NULL};
+      float *o[NP] = {NULL, NULL, NULL};
+      job jobs[NP];
+      int ok = tab != NULL, filled = 0;
+      for (int p = 0; p < NP && ok; p++) {
+        sh[p] = mkshape(h, kvh, d, ATTNGEN_MASK_CAUSAL, phase);
+        sh[p].kv_dtype = types[ti], sh[p].page_size = page_sizes[p];
+        o[p] = alloc_floats((size_t)q_len * h * d);
+        memset(&pg[p], 0, sizeof pg[p]);
+        if (page_sizes[p]) { /* pages in a shuffled order, as an allocator hands them out after a while */
+          const int np = (kv + page_sizes[p] - 1) / page_sizes[p];
+          table[p] = (int32_t *)malloc((size_t)np * sizeof(int32_t));
+          if (!table[p]) ok = 0;
+          for (int i = 0; ok && i < np; i++) table[p][i] = i;
+          uint64_t x = 77;
+          for (int i = np - 1; ok && i > 0; i--) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            const int j = (int)((x >> 33) % (uint64_t)(i + 1));
+            const int32_t t = table[p][i];
+            table[p][i] = table[p][j], table[p][j] = t;
+          }
+          pg[p] = (attngen_pages){table[p], np, np, page_sizes[p]};
+        }
+        if (!ok || attngen_select(tab, &sh[p], &kern[p]) ||
+            kv_cache_fill(types[ti], &kern[p], &sh[p], 1, kv, 0, kf, vf, page_sizes[p] ? &pg[p] : NULL, &buf[p], &args[p])) {
+          ok = 0;
+          break;
+        }
+        filled++;
+        args[p].batch = 1, args[p].q_len = q_len, args[p].kv_len = kv, args[p].q = q, args[p].o = o[p];
+        job j = {RUN_KERNEL, &kern[p], &sh[p], &args[p], 1, NULL, NULL, NULL, -1, NULL};
+        jobs[p] = j;
+      }
+      if (!ok) {
+        fprintf(stderr, "bench: paged %s %s: setup failed: %s\n", attngen_phase_name(phase),
+                attngen_kv_dtype_name(types[ti]), attngen_last_error());
+        st->errors++;
+      } else {
+        static double samples[NP][MAX_SAMPLES];
+        timing tm[NP];
+        measure_set(jobs, NP, st->quick ? 0.3 : (ph ? 1.5 : 1.0), st->min_rounds, tm, samples);
+        for (int p = 0; p < NP; p++) {
+          if (tm[p].status) {
+            printf("%-8s %-9s %5d error %s\n", attngen_phase_name(phase), attngen_kv_dtype_name(types[ti]),
+                   page_sizes[p], attngen_status_name(tm[p].status));
+            st->errors++;
+            continue;
+          }
+          const double speed = paired_ratio(samples[0], samples[p], tm[p].samples);
+          const int same = !memcmp(o[p], o[0], sizeof(float) * (size_t)q_len * h * d);
+          printf("%-8s %-9s %5d %-52s %8d %9.3f %7.3fx%s\n", attngen_phase_name(phase), attngen_kv_dtype_name(types[ti]),
+                 page_sizes[p], kernel_name(&kern[p]), kv, tm[p].sec * 1e3, speed,
+                 same ? "" : "  (output differs from the contiguous cache's!)");
+          if (!same) st->errors++;
+          if (csv)
+            fprintf(csv, "%s,%s,%d,%s,%d,%.4f,%.4f\n", attngen_phase_name(phase), attngen_kv_dtype_name(types[ti]),
+                    page_sizes[p], kernel_name(&kern[p]), kv, tm[p].sec * 1e3, speed);
+        }
+      }
+      for (int p = 0; p < filled; p++) kv_cache_free(&buf[p]);
+      for (int p = 0; p < NP; p++) attngen_free(o[p]), free(table[p]);
+    }
+    attngen_free(kf), attngen_free(vf), attngen_free(q);
+  }
   if (csv) fclose(csv);
 }
 
@@ -1548,6 +1651,7 @@ int main(int argc, char **argv) {
   if (!(filter && *filter) || strstr(filter, "rope")) run_rope(&st, outdir); /* BENCH_FILTER=rope: only this */
   if (!(filter && *filter) || strstr(filter, "kvtype")) run_kv_types(&st, outdir); /* BENCH_FILTER=kvtype: only this */
   if (!(filter && *filter) || strstr(filter, "features")) run_features(&st, outdir); /* BENCH_FILTER=features */
+  if (!(filter && *filter) || strstr(filter, "paged")) run_paged(&st, outdir); /* BENCH_FILTER=paged: only this */
   if (!(filter && *filter) || strstr(filter, "cascade")) run_cascade(&st); /* BENCH_FILTER=cascade */
 
   struct rusage ru;

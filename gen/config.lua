@@ -51,6 +51,33 @@ local function check_list(where, origin, cfg, field, allowed)
   return out
 end
 
+-- Paged caches' rows per page (absent: none): a list of powers of two, ascending in the output.
+local function check_page_sizes(where, origin, raw)
+  if raw.page_size == nil then return {} end
+  local w, f = blame(where, origin, "page_size")
+  local v = raw.page_size
+  if type(v) == "number" then v = { v } end
+  if type(v) ~= "table" or #v == 0 then fail(w, f, "must be a non-empty list of powers of two, got %s", show(v)) end
+  local n = 0
+  for _ in pairs(v) do n = n + 1 end
+  if n ~= #v then fail(w, f, "must be a list (no keys or holes)") end
+  local seen, out = {}, {}
+  for i, x in ipairs(v) do
+    local max = spec.limits.max_page_size
+    local pow = 1
+    while type(x) == "number" and pow < x and pow < max do pow = pow * 2 end
+    if type(x) ~= "number" or x ~= math.floor(x) or x < 1 or x > max or pow ~= x then
+      fail(w, f, "entry %d must be a power of two in 1..%d, got %s", i, max, show(x))
+    end
+    x = math.floor(x)
+    if seen[x] then fail(w, f, "%d is listed twice", x) end
+    seen[x] = true
+    out[#out + 1] = x
+  end
+  table.sort(out)
+  return out
+end
+
 -- Free text that the stamp echoes into a C comment: printable, one line, no comment terminator.
 local function check_text(where, origin, raw, field)
   local w, f = blame(where, origin, field)
@@ -65,7 +92,7 @@ local function check_text(where, origin, raw, field)
   return v
 end
 
-local FIELDS = { "name", "source", "notes", "heads", "kv_heads", "head_dim", "masks", "phases", "isas", "kv_dtype", "rope",
+local FIELDS = { "name", "source", "notes", "heads", "kv_heads", "head_dim", "masks", "phases", "isas", "kv_dtype", "page_size", "rope",
                  "tuned", "kinds", "layers" }
 
 -- A finite number (no nan, no inf).
@@ -300,6 +327,7 @@ function M.validate(raw, where, origin)
       end
     end
   end
+  c.page_sizes = check_page_sizes(where, origin, raw)
   c.rope = check_rope(errors.at(where, origin, "rope"), raw.rope, c.head_dim, "rope")
   c.attn = attn_features.validate(where, raw, c.masks, nil, origin)
   c.tuned = check_tuned(where, raw, c.head_dim, math.floor(c.heads / c.kv_heads))

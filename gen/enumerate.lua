@@ -14,7 +14,8 @@ function M.tables(c)
   local CNAME = c.cname:upper()
   if not c.kinds then
     return { { table_name = "attngen_table_" .. c.cname, list_macro = "ATTNGEN_" .. CNAME .. "_KERNELS", model = c.name,
-               rope = c.rope, options = c.options, attn = c.attn, kernels = M.model(c) } }
+               rope = c.rope, options = c.options, attn = c.attn, kernels = M.model(c),
+               paged = #c.page_sizes > 0 } }
   end
   local out = {}
   for i, kind in ipairs(c.kinds) do
@@ -26,7 +27,7 @@ function M.tables(c)
     out[i] = { kind = kind.name, table_name = "attngen_table_" .. c.cname .. "_" .. kind.name,
                list_macro = "ATTNGEN_" .. CNAME .. "_" .. kind.name:upper() .. "_KERNELS",
                model = c.name .. "/" .. kind.name, rope = kind.rope, options = kind.options, attn = kind.attn,
-               kernels = ks }
+               kernels = ks, paged = #c.page_sizes > 0 }
   end
   return out
 end
@@ -44,6 +45,14 @@ function M.model(c)
           k.name = spec.kernel_name(k)
           M.reads_as(k)
           kernels[#kernels + 1] = k
+          for _, ps in ipairs(c.page_sizes or {}) do -- the same kernel over a paged cache
+            local pk = {}
+            for key, v in pairs(k) do pk[key] = v end
+            pk.page_size = ps
+            pk.name = spec.kernel_name(pk)
+            M.reads_as(pk)
+            kernels[#kernels + 1] = pk
+          end
         end
       end
     end
@@ -54,9 +63,10 @@ end
 -- A prefill kernel reads K/V from the runtime's repack, which converts any storage type to fp32 once per call
 -- (every query tile then reads the rows many times): its code is the fp32 kernel's, listed under its own name.
 -- k.code names the function that runs (the fp32 kernel's name for prefill), k.code_dtype the type it reads.
+-- A paged prefill kernel reads the repack too, which gathers the pages: it runs the contiguous fp32 kernel's code.
 function M.reads_as(k)
-  if k.phase == "prefill" and k.kv_dtype ~= "f32" then
-    local f32 = setmetatable({ kv_dtype = "f32" }, { __index = k })
+  if k.phase == "prefill" and (k.kv_dtype ~= "f32" or k.page_size) then
+    local f32 = setmetatable({ kv_dtype = "f32", page_size = false }, { __index = k })
     k.code, k.code_dtype = spec.kernel_name(f32), "f32"
   else
     k.code, k.code_dtype = k.name, k.kv_dtype

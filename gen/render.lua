@@ -129,6 +129,9 @@ local function config_lines(c)
   if not (#c.kv_dtypes == 1 and c.kv_dtypes[1] == "f32") then
     lines[#lines + 1] = string.format("kv_dtype = %s,", list(c.kv_dtypes))
   end
+  if c.page_sizes and #c.page_sizes > 0 then
+    lines[#lines + 1] = string.format("page_size = { %s },", table.concat(c.page_sizes, ", "))
+  end
   for _, o in ipairs(spec.options) do
     if c.options[o.name] ~= nil then lines[#lines + 1] = string.format("%s = %.9g,", o.name, c.options[o.name]) end
   end
@@ -238,7 +241,7 @@ end
 local function code_text(root, isa, k)
   local code = k
   if k.code ~= k.name then
-    code = setmetatable({ name = k.code, kv_dtype = k.code_dtype }, { __index = k })
+    code = setmetatable({ name = k.code, kv_dtype = k.code_dtype, page_size = false }, { __index = k })
   end
   return render_kernel(root, isa, code)
 end

@@ -198,7 +198,7 @@ spec.rope = {
 spec.reserved = { "lse" }
 
 -- Shape limits (config validation and attngen.h).
-spec.limits = { max_heads = 1024, max_head_dim = 512 }
+spec.limits = { max_heads = 1024, max_head_dim = 512, max_page_size = 4096 }
 
 -- Tunable plan knobs: the config field `tuned` (written by `attngen CONFIG --tune`, tools/tune/tune.lua) sets, per ISA
 -- and phase, the register blocking and tiles that gen/plan.lua otherwise takes from the ISA vocabulary's defaults
@@ -232,7 +232,8 @@ spec.tunables = {
 --    cut by kv heads among threads).
 -- 7: attngen_rope gains YaRN's parameters and cs_scale (the factor of every cos and sin).
 -- 8: attngen_shape and attngen_kernel_info gain features; attngen_params gains their values.
-spec.abi = 8
+-- 9: attngen_shape and attngen_kernel_info gain page_size (paged K/V caches read through a block table).
+spec.abi = 9
 
 -- A float as a C literal that always compiles: 1 -> "1.0f", 0.5 -> "0.5f", 1e-05 -> "1e-05f".
 function spec.c_float(v)
@@ -332,11 +333,13 @@ end
 -- An fp32 cache is the default and adds nothing; another storage type adds its name after the phase:
 -- attn_h32_kv8_d128_causal_decode_f16__avx512, attn_generic_decode_int8__avx2.
 -- Attention features add their names after the mask, in spec order: attn_h32_kv8_d128_causal_window_softcap_prefill__avx512.
+-- A kernel that reads a paged cache (config `page_size`) adds paged<page_size> last: attn_..._decode_f16_paged16__avx512.
 -- A kernel of one kind of layer whose code differs from the same-named kernel of an earlier kind (gen/share.lua) adds
 -- the kind's name (k.variant) after that: attn_h4_kv1_d64_causal_decode_nope__avx2.
 function spec.kernel_name(k)
   local t = (k.kv_dtype and k.kv_dtype ~= "f32") and ("_" .. k.kv_dtype) or ""
   if k.variant then t = t .. "_" .. k.variant end
+  if k.page_size then t = t .. "_paged" .. k.page_size end
   if not k.D then return string.format("attn_generic_%s%s__%s", k.phase, t, k.isa) end
   local f = ""
   for _, a in ipairs(spec.attn_features) do

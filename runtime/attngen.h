@@ -51,6 +51,7 @@ extern "C" {
  *  - attngen_plan_create takes 1 <= nthreads <= ATTNGEN_MAX_THREADS (attngen_run_parallel starts at most 64
  *    threads and caps a larger request). */
 #define ATTNGEN_MAX_LEN (1 << 30)
+#define ATTNGEN_MAX_PAGE_SIZE 4096 /* rows per page of a paged cache (a power of two) */
 #define ATTNGEN_MAX_THREADS 1024
 
 typedef enum {
@@ -64,7 +65,8 @@ typedef enum {
   ATTNGEN_ERR_NOMEM = -7,
   ATTNGEN_ERR_STRIDE = -8,      /* a stride would make rows overlap or is negative */
   ATTNGEN_ERR_ALIAS = -9,       /* an output overlaps an input or the other output (see attngen_args) */
-  ATTNGEN_ERR_DTYPE = -10       /* the K/V pointers given are not those of the kernel's storage type */
+  ATTNGEN_ERR_DTYPE = -10,      /* the K/V pointers given are not those of the kernel's storage type */
+  ATTNGEN_ERR_PAGE = -11        /* a block table entry names no page of the pools (paged caches) */
 } attngen_status;
 
 /* 16-bit cache elements: distinct types, so an f16 cache cannot be passed where a bf16 one is expected (or a float
@@ -81,7 +83,39 @@ typedef struct {
   attngen_phase phase;
   attngen_kv_dtype kv_dtype; /* the cache's storage type; 0 (ATTNGEN_KV_F32) when zero-initialized */
   unsigned features;         /* attention features, ATTNGEN_ATTN_* bits; 0 (none) when zero-initialized */
+  int page_size;             /* rows per page of a paged K/V cache (attngen_pages); 0: a contiguous cache */
 } attngen_shape;
+
+/* A paged K/V cache (vLLM's PagedAttention layout): K and V (and int8 scales) each live in a pool of num_pages pages
+ * of page_size rows; sequence b's row x is row x % page_size of page block_table[b * max_pages + x / page_size].
+ * In attngen_args / attngen_append_args the K/V pointers then point at the pools and their strides' `batch` is the
+ * stride between pages: dense NHD pages ([page_size][kv_heads][head_dim]) by default; head-major HND pages
+ * ([kv_heads][page_size][head_dim]) are seq = head_dim, head = page_size * head_dim, batch = kv_heads * head (the
+ * scales' strides likewise, in floats). Several sequences may name the same page (a shared prompt): attention reads
+ * it as each one's own rows; an append must not write one page from two sequences.
+ * The kernel must be paged for the same page_size (attngen_shape.page_size; config `page_size`) and kv_capacity must be
+ * 0: a sequence holds max_pages * page_size rows, fewer where its block table has a negative entry (no page there
+ * yet). Attention reads the entries of the rows it sees (kv_len, kv_lens[b] for a padding mask, cache_len[b] + n_new in
+ * a step), each must lie in [0, num_pages) (ATTNGEN_ERR_PAGE); an append refuses a row whose entry is negative
+ * (ATTNGEN_ERR_CAPACITY: nothing is appended) or past the pools (ATTNGEN_ERR_PAGE). */
+typedef struct {
+  const int32_t *block_table; /* [batch][max_pages] page indices; NULL: a contiguous cache (the other fields 0) */
+  int max_pages;              /* entries per sequence (the block table's row stride), >= 1 */
+  int num_pages;              /* pages in each pool, >= 1 */
+  int page_size;              /* rows per page: the kernel's shape.page_size */
+} attngen_pages;
+
+/* A ring-buffer cache for a sliding-window layer, on pages: a block table (`table`, [entries]) whose logical page i is
+ * pages[i] for the first sink_pages = ceil(sink_tokens / page_size) pages (the sink tokens' own pages, never
+ * overwritten) and pages[sink_pages + (i - sink_pages) % ring] after them (ring = n_pages - sink_pages), so an append
+ * at row x overwrites row x - ring * page_size: rows older than the window, which a windowed kernel never reads.
+ * The ring holds (n_pages - sink_pages) * page_size rows, at least window + max_new - 1 (a step of max_new tokens
+ * still finds its first query's window whole; decode: max_new 1, the window rounded up to whole pages). RoPE uses
+ * absolute positions (the row index), as with any cache. Fill entries for every row a sequence will reach (entries
+ * * page_size rows); the table may be one row of attngen_pages.block_table. Returns ATTNGEN_OK, or ATTNGEN_ERR_SIZE /
+ * ATTNGEN_ERR_CAPACITY / ATTNGEN_ERR_NULL with a message (nothing written). */
+int attngen_ring_block_table(int page_size, int window, int sink_tokens, int max_new, const int32_t *pages,
+                             int n_pages, int32_t *table, int entries);
 
 /* Strides are in elements of the tensor's own type: floats for Q, O and an fp32 cache, 16-bit elements for an
  * f16/bf16 cache, bytes for an int8 cache, floats for int8 scales. The innermost dimension is always contiguous.
@@ -137,6 +171,7 @@ typedef struct {
   float softcap;             /* SOFTCAP: > 0 */
   const float *alibi_slopes; /* ALIBI: [heads] */
   const float *sinks;        /* SINKS: [heads] sink logit of each query head; required (no table value) */
+  attngen_pages pages;       /* a paged cache (a paged kernel: shape.page_size); zero: contiguous */
 } attngen_args;
 
 /* One independent piece of work: batch b, kv heads [kvh0, kvh1) (all of their q heads), query rows [q0,q1),
@@ -206,6 +241,7 @@ typedef struct attngen_kernel_info {
   attngen_work work;
   void (*work_fn)(const attngen_shape *shape, attngen_work *work); /* generic kernels only, else NULL */
   attngen_kernel_fn fn;
+  int page_size; /* a paged cache's rows per page (config page_size); 0: contiguous */
 } attngen_kernel_info;
 
 /* A generated model's kernels (one per generated .c file). */
@@ -363,6 +399,7 @@ typedef struct {
   int8_t *k_cache_i8, *v_cache_i8;
   float *k_cache_scale, *v_cache_scale;
   attngen_strides k_cache_scale_stride, v_cache_scale_stride;
+  attngen_pages pages; /* a paged cache (kv_capacity 0; the caches are the pools); zero: contiguous */
 } attngen_append_args;
 
 /* Rotates (RoPE kernels) and writes the new tokens' K and V into the cache, each sequence at its own length.

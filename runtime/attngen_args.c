@@ -23,6 +23,7 @@ void attngen_args_default_strides(const attngen_shape *s, attngen_args *a)
   ptrdiff_t cap;
   if (!s || !a) return;
   cap = a->kv_capacity > 0 ? a->kv_capacity : a->kv_len;
+  if (a->pages.block_table) cap = a->pages.page_size; /* paged: a "batch" of the K/V tensors is a page */
   attngen_fill_default_strides(&a->q_stride, s->heads, s->head_dim, a->q_len);
   attngen_fill_default_strides(&a->o_stride, s->heads, s->head_dim, a->q_len);
   attngen_fill_default_strides(&a->k_stride, s->kv_heads, s->head_dim, cap);
@@ -163,11 +164,15 @@ static int check_extents(const attngen_shape *s, const attngen_args *a, int read
   const size_t kv_bytes = (size_t)attngen_kv_dtype_bytes(s->kv_dtype);
   const int groups = attngen_kv_scales_per_row(s->kv_dtype, s->head_dim);
   const void *kvp[KVP_COUNT];
-  addr_range out[2], in[6];
+  addr_range out[2], in[7];
   int nout = 0, nin = 0, i, j, st;
+  /* K/V rows: kv_len of each sequence, or (paged) every page of the pools */
+  const int paged = a->pages.block_table != NULL;
+  const int kv_n0 = paged ? a->pages.num_pages : a->batch, kv_n1 = paged ? a->pages.page_size : a->kv_len;
+  const char *kv_rows = paged ? "page_size" : "kv_len";
   if ((st = attngen_tensor_extent("q", "q_len", &a->q_stride, a->batch, a->q_len, s->heads, s->head_dim, &eq)) ||
-      (st = attngen_tensor_extent("k", "kv_len", &a->k_stride, a->batch, a->kv_len, s->kv_heads, s->head_dim, &ek)) ||
-      (st = attngen_tensor_extent("v", "kv_len", &a->v_stride, a->batch, a->kv_len, s->kv_heads, s->head_dim, &ev)) ||
+      (st = attngen_tensor_extent("k", kv_rows, &a->k_stride, kv_n0, kv_n1, s->kv_heads, s->head_dim, &ek)) ||
+      (st = attngen_tensor_extent("v", kv_rows, &a->v_stride, kv_n0, kv_n1, s->kv_heads, s->head_dim, &ev)) ||
       (st = attngen_tensor_extent("o", "q_len", &a->o_stride, a->batch, a->q_len, s->heads, s->head_dim, &eo)))
     return st;
   if (a->lse &&
@@ -189,15 +194,18 @@ static int check_extents(const attngen_shape *s, const attngen_args *a, int read
   }
   if (groups) { /* int8 scales: [batch][kv rows][kv_heads][head_dim / group] through their own strides */
     size_t eks = 0, evs = 0;
-    if ((st = attngen_tensor_extent("k_scale", "kv_len", &a->k_scale_stride, a->batch, a->kv_len, s->kv_heads, groups,
+    if ((st = attngen_tensor_extent("k_scale", kv_rows, &a->k_scale_stride, kv_n0, kv_n1, s->kv_heads, groups,
                                     &eks)) ||
-        (st = attngen_tensor_extent("v_scale", "kv_len", &a->v_scale_stride, a->batch, a->kv_len, s->kv_heads, groups,
+        (st = attngen_tensor_extent("v_scale", kv_rows, &a->v_scale_stride, kv_n0, kv_n1, s->kv_heads, groups,
                                     &evs)) ||
         (st = attngen_make_range("k_scale", a->k_scale, eks, sizeof(float), &in[nin++])) ||
         (st = attngen_make_range("v_scale", a->v_scale, evs, sizeof(float), &in[nin++])))
       return st;
   }
   if (reads_lens && (st = attngen_make_range("kv_lens", a->kv_lens, (size_t)a->batch, sizeof(int32_t), &in[nin++])))
+    return st;
+  if (paged && (st = attngen_make_range("pages.block_table", a->pages.block_table,
+                                        (size_t)a->batch * (size_t)a->pages.max_pages, sizeof(int32_t), &in[nin++])))
     return st;
   for (i = 0; i < nout; ++i) {
     for (j = i + 1; j < nout; ++j)
@@ -216,6 +224,11 @@ static int check_extents(const attngen_shape *s, const attngen_args *a, int read
 
 /* Validates everything and returns a normalized copy (default strides, capacity, scale). */
 int attngen_check_args(const attngen_kernel *kern, const attngen_args *in, attngen_args *a)
+{
+  return attngen_check_args_at(kern, in, NULL, a);
+}
+
+int attngen_check_args_at(const attngen_kernel *kern, const attngen_args *in, const int32_t *offsets, attngen_args *a)
 {
   const attngen_kernel_info *info;
   const attngen_shape *s;
@@ -243,6 +256,9 @@ int attngen_check_args(const attngen_kernel *kern, const attngen_args *in, attng
                         "kv_heads %d, head_dim %d",
                         said[0], said[1], said[2], info->name, s->heads, s->kv_heads, s->head_dim);
   }
+  if (info->page_size != s->page_size && !(info->page_size == 0 && info->heads == 0 && s->phase == ATTNGEN_PHASE_PREFILL))
+    return attngen_fail(ATTNGEN_ERR_SHAPE, "attngen: kernel %s reads %s cache, the bound shape says page_size %d",
+                        info->name, info->page_size ? "a paged" : "a contiguous", s->page_size);
   if (info->kv_dtype != s->kv_dtype)
     return attngen_fail(ATTNGEN_ERR_SHAPE, "attngen: kernel %s reads a K/V cache of type %s, the bound shape says %s",
                         info->name, attngen_kv_dtype_name(info->kv_dtype), attngen_kv_dtype_name(s->kv_dtype));
@@ -278,7 +294,12 @@ int attngen_check_args(const attngen_kernel *kern, const attngen_args *in, attng
   if (reads_lens && !in->kv_lens)
     return attngen_fail(ATTNGEN_ERR_LENGTHS, "attngen: mask %s needs kv_lens (valid keys per sequence)",
                         attngen_mask_name(s->mask));
+  if ((st = attngen_check_pages(s, &in->pages, in->kv_capacity, in->batch))) return st;
   *a = *in;
+  if (a->pages.block_table) a->kv_capacity = a->pages.max_pages * a->pages.page_size; /* checked to fit */
+  if (a->kv_len > a->kv_capacity && a->kv_capacity > 0)
+    return attngen_fail(ATTNGEN_ERR_CAPACITY, "attngen: kv_len (%d) exceeds the block table's max_pages (%d) x page_size (%d)",
+                        a->kv_len, a->pages.max_pages, a->pages.page_size);
   if (a->kv_capacity == 0) a->kv_capacity = a->kv_len;
   if ((st = attngen_check_strides("q", &a->q_stride)) || (st = attngen_check_strides("k", &a->k_stride)) ||
       (st = attngen_check_strides("v", &a->v_stride)) || (st = attngen_check_strides("o", &a->o_stride)) ||
@@ -295,5 +316,12 @@ int attngen_check_args(const attngen_kernel *kern, const attngen_args *in, attng
       if (a->kv_lens[b] < 0 || a->kv_lens[b] > a->kv_len)
         return attngen_fail(ATTNGEN_ERR_LENGTHS, "attngen: kv_lens[%d] = %d is outside [0, kv_len = %d]", b,
                             a->kv_lens[b], a->kv_len);
+  if (a->pages.block_table) /* the pages of the rows each sequence reads */
+    for (b = 0; b < a->batch; ++b) {
+      int rows = reads_lens ? a->kv_lens[b] : a->kv_len;
+      if (offsets && (attngen_mask_features(s->mask) & ATTNGEN_FEATURE_CAUSAL) && offsets[b] + a->q_len < rows)
+        rows = offsets[b] + a->q_len;
+      if ((st = attngen_check_block_table(&a->pages, b, 0, rows, 0))) return st;
+    }
   return ATTNGEN_OK;
 }

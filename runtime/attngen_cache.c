@@ -31,9 +31,10 @@ static int append_check(const attngen_kernel *kernel, const attngen_append_args 
   attngen_append_args *a = &j->a;
   const attngen_shape *s;
   size_t ekn, evn, ekc, evc, npos;
-  addr_range inr[2];
+  addr_range inr[3];
   const void *kvp[KVP_COUNT];
-  int st, b, i;
+  int st, b, i, n0, rows;
+  const int paged = kernel && kernel->info && in && kernel->shape.page_size != 0;
   memset(j, 0, sizeof *j);
   if (!kernel || !kernel->info) return attngen_fail(ATTNGEN_ERR_NULL, "attngen: kernel is NULL (select one first)");
   if (!in) return attngen_fail(ATTNGEN_ERR_NULL, "attngen: append args are NULL");
@@ -44,13 +45,20 @@ static int append_check(const attngen_kernel *kernel, const attngen_append_args 
                         "cache_len=%p)", (const void *)in->k_new, (const void *)in->v_new, (const void *)in->cache_len);
   append_kv_pointers(in, kvp);
   if ((st = attngen_check_kv_pointers(s->kv_dtype, kvp, kernel->info->name, attngen_kvp_cache_names))) return st;
-  if (in->batch <= 0 || in->n_new <= 0 || in->kv_capacity <= 0)
+  if (in->batch <= 0 || in->n_new <= 0 || (in->kv_capacity <= 0 && !s->page_size))
     return attngen_fail(ATTNGEN_ERR_SIZE, "attngen: batch (%d), n_new (%d) and kv_capacity (%d) must be positive",
                         in->batch, in->n_new, in->kv_capacity);
   if (in->batch > ATTNGEN_MAX_LEN || in->n_new > ATTNGEN_MAX_LEN || in->kv_capacity > ATTNGEN_MAX_LEN)
     return attngen_fail(ATTNGEN_ERR_SIZE, "attngen: batch (%d), n_new (%d) and kv_capacity (%d) must be at most "
                         "ATTNGEN_MAX_LEN (%d)", in->batch, in->n_new, in->kv_capacity, ATTNGEN_MAX_LEN);
+  if ((st = attngen_check_pages(s, &in->pages, in->kv_capacity, in->batch))) return st;
   *a = *in;
+  if (paged) { /* the pools are the "batch" of the cache tensors: num_pages of page_size rows */
+    a->kv_capacity = a->pages.max_pages * a->pages.page_size;
+    n0 = a->pages.num_pages, rows = a->pages.page_size;
+  } else {
+    n0 = a->batch, rows = a->kv_capacity;
+  }
   if ((st = attngen_check_strides("k_new", &a->k_new_stride)) ||
       (st = attngen_check_strides("v_new", &a->v_new_stride)) ||
       (st = attngen_check_strides("k_cache", &a->k_cache_stride)) ||
@@ -58,8 +66,8 @@ static int append_check(const attngen_kernel *kernel, const attngen_append_args 
     return st;
   attngen_fill_default_strides(&a->k_new_stride, s->kv_heads, s->head_dim, a->n_new);
   attngen_fill_default_strides(&a->v_new_stride, s->kv_heads, s->head_dim, a->n_new);
-  attngen_fill_default_strides(&a->k_cache_stride, s->kv_heads, s->head_dim, a->kv_capacity);
-  attngen_fill_default_strides(&a->v_cache_stride, s->kv_heads, s->head_dim, a->kv_capacity);
+  attngen_fill_default_strides(&a->k_cache_stride, s->kv_heads, s->head_dim, rows);
+  attngen_fill_default_strides(&a->v_cache_stride, s->kv_heads, s->head_dim, rows);
   if (attngen_kv_scales_per_row(s->kv_dtype, s->head_dim)) {
     const int groups = attngen_kv_scales_per_row(s->kv_dtype, s->head_dim);
     size_t eks, evs;
@@ -67,16 +75,14 @@ static int append_check(const attngen_kernel *kernel, const attngen_append_args 
     if ((st = attngen_check_strides("k_cache_scale", &a->k_cache_scale_stride)) ||
         (st = attngen_check_strides("v_cache_scale", &a->v_cache_scale_stride)))
       return st;
-    attngen_fill_default_strides(&a->k_cache_scale_stride, s->kv_heads, groups, a->kv_capacity);
-    attngen_fill_default_strides(&a->v_cache_scale_stride, s->kv_heads, groups, a->kv_capacity);
-    if ((st = attngen_tensor_extent("k_cache_scale", "kv_capacity", &a->k_cache_scale_stride, a->batch, a->kv_capacity,
-                                    s->kv_heads, groups, &eks)) ||
-        (st = attngen_tensor_extent("v_cache_scale", "kv_capacity", &a->v_cache_scale_stride, a->batch, a->kv_capacity,
-                                    s->kv_heads, groups, &evs)) ||
-        (st = attngen_rows_disjoint("k_cache_scale", &a->k_cache_scale_stride, a->batch, a->kv_capacity, s->kv_heads,
-                                    groups)) ||
-        (st = attngen_rows_disjoint("v_cache_scale", &a->v_cache_scale_stride, a->batch, a->kv_capacity, s->kv_heads,
-                                    groups)) ||
+    attngen_fill_default_strides(&a->k_cache_scale_stride, s->kv_heads, groups, rows);
+    attngen_fill_default_strides(&a->v_cache_scale_stride, s->kv_heads, groups, rows);
+    if ((st = attngen_tensor_extent("k_cache_scale", "kv_capacity", &a->k_cache_scale_stride, n0, rows, s->kv_heads,
+                                    groups, &eks)) ||
+        (st = attngen_tensor_extent("v_cache_scale", "kv_capacity", &a->v_cache_scale_stride, n0, rows, s->kv_heads,
+                                    groups, &evs)) ||
+        (st = attngen_rows_disjoint("k_cache_scale", &a->k_cache_scale_stride, n0, rows, s->kv_heads, groups)) ||
+        (st = attngen_rows_disjoint("v_cache_scale", &a->v_cache_scale_stride, n0, rows, s->kv_heads, groups)) ||
         (st = attngen_make_range("k_cache_scale", a->k_cache_scale, eks, sizeof(float), &ks)) ||
         (st = attngen_make_range("v_cache_scale", a->v_cache_scale, evs, sizeof(float), &vs)))
       return st;
@@ -86,13 +92,13 @@ static int append_check(const attngen_kernel *kernel, const attngen_append_args 
                                   &ekn)) ||
       (st = attngen_tensor_extent("v_new", "n_new", &a->v_new_stride, a->batch, a->n_new, s->kv_heads, s->head_dim,
                                   &evn)) ||
-      (st = attngen_tensor_extent("k_cache", "kv_capacity", &a->k_cache_stride, a->batch, a->kv_capacity, s->kv_heads,
-                                  s->head_dim, &ekc)) ||
-      (st = attngen_tensor_extent("v_cache", "kv_capacity", &a->v_cache_stride, a->batch, a->kv_capacity, s->kv_heads,
-                                  s->head_dim, &evc)))
+      (st = attngen_tensor_extent("k_cache", "kv_capacity", &a->k_cache_stride, n0, rows, s->kv_heads, s->head_dim,
+                                  &ekc)) ||
+      (st = attngen_tensor_extent("v_cache", "kv_capacity", &a->v_cache_stride, n0, rows, s->kv_heads, s->head_dim,
+                                  &evc)))
     return st;
-  if ((st = attngen_rows_disjoint("k_cache", &a->k_cache_stride, a->batch, a->kv_capacity, s->kv_heads, s->head_dim)) ||
-      (st = attngen_rows_disjoint("v_cache", &a->v_cache_stride, a->batch, a->kv_capacity, s->kv_heads, s->head_dim)))
+  if ((st = attngen_rows_disjoint("k_cache", &a->k_cache_stride, n0, rows, s->kv_heads, s->head_dim)) ||
+      (st = attngen_rows_disjoint("v_cache", &a->v_cache_stride, n0, rows, s->kv_heads, s->head_dim)))
     return st;
   /* the caches are written: they must not overlap each other or the rows being appended (whole ranges) */
   {
@@ -106,6 +112,9 @@ static int append_check(const attngen_kernel *kernel, const attngen_append_args 
   if ((st = attngen_make_range("k_new", a->k_new, ekn, sizeof(float), &inr[0])) ||
       (st = attngen_make_range("v_new", a->v_new, evn, sizeof(float), &inr[1])))
     return st;
+  if (paged && (st = attngen_make_range("pages.block_table", a->pages.block_table,
+                                        (size_t)a->batch * (size_t)a->pages.max_pages, sizeof(int32_t), &inr[2])))
+    return st;
   {
     /* every written range (caches, and int8 scales) against every other one, then against the new rows */
     const addr_range *w[4] = { &j->k_cache, &j->v_cache, &j->k_scale, &j->v_scale };
@@ -118,7 +127,7 @@ static int append_check(const attngen_kernel *kernel, const attngen_append_args 
                               "each other or the new rows)",
                               w[i]->name, w[b]->name);
     for (i = 0; i < nw; ++i)
-      for (b = 0; b < 2; ++b)
+      for (b = 0; b < (paged ? 3 : 2); ++b)
         if (w[i]->lo < inr[b].hi && inr[b].lo < w[i]->hi)
           return attngen_fail(ATTNGEN_ERR_ALIAS,
                               "attngen: %s overlaps %s (the caches are written: they must not overlap each "
@@ -159,6 +168,12 @@ static int append_check(const attngen_kernel *kernel, const attngen_append_args 
     }
     if (j->len[b] > j->max_len) j->max_len = j->len[b];
   }
+  if (paged) /* every new row's page: given (else the capacity ends there) and in the pools */
+    for (b = 0; b < a->batch; ++b)
+      if ((st = attngen_check_block_table(&a->pages, b, j->len[b], j->len[b] + a->n_new, 1))) {
+        append_job_free(j);
+        return st;
+      }
   return ATTNGEN_OK;
 }
 
@@ -168,7 +183,7 @@ static void kv_row_store(const attngen_append_args *a, attngen_kv_dtype t, int d
                          const float *x)
 {
   const attngen_strides *st = v ? &a->v_cache_stride : &a->k_cache_stride;
-  const ptrdiff_t off = b * st->batch + row * st->seq + h * st->head;
+  const ptrdiff_t off = attngen_row_offset(&a->pages, st, b, row) + h * st->head;
   int c;
   switch (t) {
   case ATTNGEN_KV_F32: memcpy((v ? a->v_cache : a->k_cache) + off, x, sizeof(float) * (size_t)d); break;
@@ -185,7 +200,7 @@ static void kv_row_store(const attngen_append_args *a, attngen_kv_dtype t, int d
   default: {
     int8_t *y = (v ? a->v_cache_i8 : a->k_cache_i8) + off;
     const attngen_strides *ss = v ? &a->v_cache_scale_stride : &a->k_cache_scale_stride;
-    float *sc = (v ? a->v_cache_scale : a->k_cache_scale) + b * ss->batch + row * ss->seq + h * ss->head;
+    float *sc = (v ? a->v_cache_scale : a->k_cache_scale) + attngen_row_offset(&a->pages, ss, b, row) + h * ss->head;
     const int g = attngen_kv_group(t, d);
     for (c = 0; c < d; c += g) sc[c / g] = attngen_int8_quantize(x + c, g, y + c);
     break;
@@ -294,7 +309,8 @@ int attngen_step_parallel(const attngen_kernel *kernel, const attngen_step_args 
   a.batch = j.a.batch;
   a.q_len = n;
   a.kv_len = j.max_len + n; /* <= kv_capacity: append_check saw every sequence fit */
-  a.kv_capacity = j.a.kv_capacity;
+  a.kv_capacity = j.a.pages.block_table ? 0 : j.a.kv_capacity; /* paged: the block table's */
+  a.pages = j.a.pages;
   a.q = s->q;
   a.k = j.a.k_cache;
   a.v = j.a.v_cache;

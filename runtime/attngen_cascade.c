@@ -35,7 +35,6 @@ static int prefix_pass(const attngen_kernel *k, const attngen_cascade_args *c, c
   a.batch = 1, a.q_len = n, a.kv_capacity = 0;
   a.q = qf + (size_t)b0 * Q * H * D, a.o = o_pre + (size_t)b0 * Q * H * D;
   memset(&a.q_stride, 0, sizeof a.q_stride), memset(&a.o_stride, 0, sizeof a.o_stride);
-  a.k_stride.batch = a.v_stride.batch = a.k_scale_stride.batch = a.v_scale_stride.batch = 0;
   a.kv_lens = (attngen_mask_features(k->shape.mask) & ATTNGEN_FEATURE_KV_LENS) ? &len : NULL;
   a.softcap = s->softcap;
   a.scale = s->scale, a.lse = lse_tmp, a.q_pos = pos ? pos + (size_t)b0 * Q : NULL;

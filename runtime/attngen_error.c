@@ -37,6 +37,7 @@ const char *attngen_status_name(int status)
   case ATTNGEN_ERR_STRIDE: return "bad stride";
   case ATTNGEN_ERR_ALIAS: return "outputs overlap inputs or each other";
   case ATTNGEN_ERR_DTYPE: return "K/V pointers of another storage type than the kernel's";
+  case ATTNGEN_ERR_PAGE: return "bad block table";
   default: return "unknown status";
   }
 }

@@ -95,6 +95,20 @@ int attngen_check_kv_pointers(attngen_kv_dtype t, const void *const p[KVP_COUNT]
                               const char *const names[KVP_COUNT]);
 /* Validates everything and returns a normalized copy (default strides, capacity, scale). */
 int attngen_check_args(const attngen_kernel *kern, const attngen_args *in, attngen_args *a);
+/* The same, with each sequence's causal offset (NULL: kv_len - q_len): a paged cache's rows read end there. */
+int attngen_check_args_at(const attngen_kernel *kern, const attngen_args *in, const int32_t *offsets, attngen_args *a);
+
+/* ---- paged caches (attngen_pages.c) */
+
+int attngen_check_pages(const attngen_shape *s, const attngen_pages *pg, int kv_capacity, int batch);
+int attngen_check_block_table(const attngen_pages *pg, int b, int row0, int row1, int append);
+/* The offset of row x of sequence b (head 0) in a cache with strides st: b's own rows, or its page's row. */
+static inline ptrdiff_t attngen_row_offset(const attngen_pages *pg, const attngen_strides *st, int b, ptrdiff_t x)
+{
+  if (!pg->block_table) return b * st->batch + x * st->seq;
+  return (ptrdiff_t)pg->block_table[(ptrdiff_t)b * pg->max_pages + x / pg->page_size] * st->batch +
+         (x % pg->page_size) * st->seq;
+}
 
 /* ---- attention features (attngen_features.c) */
 

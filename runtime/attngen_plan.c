@@ -45,7 +45,7 @@ int attngen_plan_create_at(const attngen_kernel *kernel, const attngen_args *arg
   if (nthreads <= 0 || nthreads > ATTNGEN_MAX_THREADS)
     return attngen_fail(ATTNGEN_ERR_SIZE, "attngen: nthreads (%d) must be in [1, ATTNGEN_MAX_THREADS = %d]", nthreads,
                         ATTNGEN_MAX_THREADS);
-  if ((st = attngen_check_args(kernel, args, &a))) return st;
+  if ((st = attngen_check_args_at(kernel, args, offsets, &a))) return st;
   sh = &kernel->shape;
   p = (attngen_plan *)calloc(1, sizeof *p);
   if (!p) return attngen_fail(ATTNGEN_ERR_NOMEM, "attngen: out of memory");

@@ -22,7 +22,7 @@ static int kv_pack_rows(const attngen_plan *p, int b)
 static void kv_row_to_float(const attngen_args *a, attngen_kv_dtype t, int d, int v, int b, int h, int j, float *dst)
 {
   const attngen_strides *st = v ? &a->v_stride : &a->k_stride;
-  const ptrdiff_t off = b * st->batch + (ptrdiff_t)j * st->seq + h * st->head;
+  const ptrdiff_t off = attngen_row_offset(&a->pages, st, b, j) + h * st->head;
   int c;
   switch (t) {
   case ATTNGEN_KV_F32: memcpy(dst, (v ? a->v : a->k) + off, sizeof(float) * (size_t)d); break;
@@ -39,7 +39,7 @@ static void kv_row_to_float(const attngen_args *a, attngen_kv_dtype t, int d, in
   default: {
     const int8_t *x = (v ? a->v_i8 : a->k_i8) + off;
     const attngen_strides *ss = v ? &a->v_scale_stride : &a->k_scale_stride;
-    const float *sc = (v ? a->v_scale : a->k_scale) + b * ss->batch + (ptrdiff_t)j * ss->seq + h * ss->head;
+    const float *sc = (v ? a->v_scale : a->k_scale) + attngen_row_offset(&a->pages, ss, b, j) + h * ss->head;
     const int g = attngen_kv_group(t, d);
     for (c = 0; c < d; ++c) dst[c] = attngen_i8_to_float(x[c], sc[c / g]);
     break;
@@ -49,7 +49,8 @@ static void kv_row_to_float(const attngen_args *a, attngen_kv_dtype t, int d, in
 
 static void kv_pack_copy(const attngen_plan *p, int b, int h)
 {
-  const int d = p->kernel.shape.head_dim, n = kv_pack_rows(p, b);
+  const int d = p->kernel.shape.head_dim;
+  int n = kv_pack_rows(p, b);
   const attngen_kv_dtype t = p->kernel.shape.kv_dtype;
   float *kd = (float *)p->packed.k + b * p->packed.k_stride.batch + h * p->packed.k_stride.head;
   float *vd = (float *)p->packed.v + b * p->packed.v_stride.batch + h * p->packed.v_stride.head;
@@ -57,6 +58,9 @@ static void kv_pack_copy(const attngen_plan *p, int b, int h)
   const int offset = p->items[(size_t)b * (p->n_items / (size_t)p->args.batch)].causal_offset; /* items: b-major */
   const int lo = attngen_window_first_key(&p->args, offset), sinks = p->args.window ? p->args.sink_tokens : 0;
   int j;
+  /* causal: no row past the last query's limit is read (a paged sequence may have no page there) */
+  if ((attngen_mask_features(p->kernel.shape.mask) & ATTNGEN_FEATURE_CAUSAL) && offset + p->args.q_len < n)
+    n = offset + p->args.q_len;
   for (j = 0; j < n; ++j) {
     if (j >= sinks && j < lo) j = lo;
     if (j >= n) break;
@@ -98,7 +102,8 @@ int attngen_plan_kv_pack(attngen_plan *p)
   const attngen_args *a = &p->args;
   const attngen_shape *sh = &p->kernel.shape;
   const int d = sh->head_dim;
-  const int convert = sh->kv_dtype != ATTNGEN_KV_F32 && sh->phase == ATTNGEN_PHASE_PREFILL;
+  /* a paged cache is gathered by the repack too: the prefill kernels read contiguous rows */
+  const int convert = (sh->kv_dtype != ATTNGEN_KV_F32 || a->pages.block_table) && sh->phase == ATTNGEN_PHASE_PREFILL;
   size_t head_floats, total, bytes;
   if (!convert) {
     if (p->kernel.work.pack_kv_min_q <= 0 || a->q_len < p->kernel.work.pack_kv_min_q || a->kv_len == 0) return 0;
@@ -129,6 +134,7 @@ int attngen_plan_kv_pack(attngen_plan *p)
   p->packed.k_bf16 = p->packed.v_bf16 = NULL;
   p->packed.k_i8 = p->packed.v_i8 = NULL;
   p->packed.k_scale = p->packed.v_scale = NULL;
+  memset(&p->packed.pages, 0, sizeof p->packed.pages);
 #if !ATTNGEN_LAZY_PACK
   {
     int b, h;
@@ -139,8 +145,9 @@ int attngen_plan_kv_pack(attngen_plan *p)
   return 0;
 nomem:
   return convert ? attngen_fail(ATTNGEN_ERR_NOMEM,
-                                "attngen: out of memory for the fp32 copy of the %s cache (%d rows of "
+                                "attngen: out of memory for the fp32 copy of the %s%s cache (%d rows of "
                                 "%d kv heads) a prefill reads",
-                                attngen_kv_dtype_name(sh->kv_dtype), a->kv_len, sh->kv_heads)
+                                a->pages.block_table ? "paged " : "", attngen_kv_dtype_name(sh->kv_dtype), a->kv_len,
+                                sh->kv_heads)
                  : 0;
 }

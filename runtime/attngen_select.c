@@ -83,6 +83,9 @@ int attngen_check_shape(const attngen_shape *s)
   if ((s->features & ATTNGEN_ATTN_WINDOW) && !(attngen_mask_features(s->mask) & ATTNGEN_FEATURE_CAUSAL))
     return attngen_fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: a sliding window needs a causal mask, not %s",
                         attngen_mask_name(s->mask));
+  if (s->page_size < 0 || s->page_size > ATTNGEN_MAX_PAGE_SIZE || (s->page_size & (s->page_size - 1)))
+    return attngen_fail(ATTNGEN_ERR_SHAPE, "attngen: page_size %d is not 0 (contiguous) or a power of two up to %d",
+                        s->page_size, ATTNGEN_MAX_PAGE_SIZE);
   if (kv_types[s->kv_dtype].group > 0 && s->head_dim % kv_types[s->kv_dtype].group != 0)
     return attngen_fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: kv_dtype %s needs head_dim (%d) to be a multiple of %d",
                         kv_types[s->kv_dtype].name, s->head_dim, kv_types[s->kv_dtype].group);
@@ -117,7 +120,7 @@ static int matches(const attngen_kernel_info *k, const attngen_shape *s, attngen
 {
   return k->isa == isa && k->heads == s->heads && k->kv_heads == s->kv_heads && k->head_dim == s->head_dim &&
          k->mask == s->mask && k->phase == s->phase && k->kv_dtype == s->kv_dtype && k->features == s->features &&
-         attngen_kernel_runs_here(k);
+         k->page_size == s->page_size && attngen_kernel_runs_here(k);
 }
 
 static const attngen_kernel_info *find_generic(const attngen_shape *s, attngen_isa isa)
@@ -125,6 +128,8 @@ static const attngen_kernel_info *find_generic(const attngen_shape *s, attngen_i
   int i;
   for (i = 0; i < attngen_table_generic.count; ++i) {
     const attngen_kernel_info *k = &attngen_table_generic.kernels[i];
+    /* a paged cache: prefill only, whose K/V repack gathers the pages (a decode kernel reads them itself) */
+    if (s->page_size && s->phase != ATTNGEN_PHASE_PREFILL) return NULL;
     if (k->isa == isa && k->phase == s->phase && k->kv_dtype == s->kv_dtype && attngen_kernel_runs_here(k)) return k;
   }
   return NULL;
@@ -154,10 +159,11 @@ int attngen_select_specialized(const attngen_table *table, const attngen_shape *
     return attngen_fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: this CPU cannot run %s", attngen_isa_name(isa));
   k = find_specialized(table, shape, isa);
   if (!k)
-    return attngen_fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: table '%s' has no %s kernel for h%d kv%d d%d %s %s kv %s",
+    return attngen_fail(ATTNGEN_ERR_UNSUPPORTED,
+                        "attngen: table '%s' has no %s kernel for h%d kv%d d%d %s %s kv %s page_size %d",
                         table ? table->model : "(none)", attngen_isa_name(isa), shape->heads, shape->kv_heads,
                         shape->head_dim, attngen_mask_name(shape->mask), attngen_phase_name(shape->phase),
-                        attngen_kv_dtype_name(shape->kv_dtype));
+                        attngen_kv_dtype_name(shape->kv_dtype), shape->page_size);
   bind(table, k, shape, out);
   return ATTNGEN_OK;
 }
@@ -174,6 +180,10 @@ int attngen_select_generic(const attngen_shape *shape, attngen_isa isa, attngen_
   if (!(attngen_cpu_isas() & (1u << isa)))
     return attngen_fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: this CPU cannot run %s", attngen_isa_name(isa));
   k = find_generic(shape, isa);
+  if (!k && shape->page_size)
+    return attngen_fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: no generic %s kernel reads a paged cache (page_size %d): "
+                        "the generic kernels serve paged prefill only", attngen_phase_name(shape->phase),
+                        shape->page_size);
   if (!k)
     return attngen_fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: no generic %s kernel in this build", attngen_isa_name(isa));
   bind(NULL, k, shape, out);
@@ -215,5 +225,9 @@ int attngen_select(const attngen_table *table, const attngen_shape *shape, attng
       return ATTNGEN_OK;
     }
   }
+  if (shape->page_size)
+    return attngen_fail(ATTNGEN_ERR_UNSUPPORTED,
+                        "attngen: no %s kernel for page_size %d in table '%s' (list it in the config's page_size)",
+                        attngen_phase_name(shape->phase), shape->page_size, table ? table->model : "(none)");
   return attngen_fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: no kernel can run this shape on this CPU");
 }

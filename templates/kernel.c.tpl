@@ -17,6 +17,14 @@
 @ local attr = kvtype.attr(isa, kern.kv_dtype)
 @ local kv = kvtype.words(isa, decode and kern.kv_dtype or "f32", kern.D) -- decode reads the cache as stored
 @ local generic = not kern.D
+@ -- A paged cache (decode only; a paged prefill reads the runtime's gathered copy): row x of sequence b is row
+@ -- x % P of page block_table[b][x / P], pages a batch stride apart. PS: log2 of the page size P.
+@ local paged = decode and kern.page_size or nil
+@ local PS = paged and math.floor(math.log(paged, 2) + 0.5) or nil
+@ -- The offset of key row x (a C expression) in a cache whose strides are `sb` (page) and `ss` (row).
+@ local function page_row(x, sb, ss)
+@   return string.format("(ptrdiff_t)pages[(%s) >> %d] * %s + (ptrdiff_t)((%s) & %d) * %s", x, PS, sb, x, paged - 1, ss)
+@ end
 @ -- Decode's row blocks of `block` rows over a kv head's `rows`: `name` while whole blocks fit, then the edge block of
 @ -- the remainder (a specialized kernel has the one-query step's edge: other remainders, steps of 2-8 queries, run a
 @ -- whole block over zero-padded rows). args: the call's arguments, r0 the block's first row; ind: indentation.
@@ -418,6 +426,9 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
    * tiles of $(I(NK)), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == $(D) && vs == $(D);
   const int nk = contig ? $(I(plan.keys_contig)) : $(I(NK));
+@   if paged then
+  const int32_t *restrict pages = a->pages.block_table + (ptrdiff_t)b * a->pages.max_pages; /* this sequence's pages */
+@   end
 @   tile = "nk"
 @ end
 @ if window ~= false then
@@ -446,10 +457,18 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
      * block, each block's token rows head after head. */
 @   local s_at = columns and "st + j0 * ms + hh * rows_pv + r0" or "st + (hh * rows_pv + r0) * ss + j0"
 @   local qk_args = "(qt + r0 * dp, krow, " .. (kv.scaled and "ksrow, " or "") .. s_at .. (kern.D and "" or ", d, dp") .. qs_arg .. ");"
+@   if paged then
+    /* paged: each key's row from its page (below), so a tile spans pages and is cut as a contiguous cache's is */
+    const $(kv.ctype) *kbase = $(kv.k_ptr) + it->kvh0 * a->k_stride.head;
+@     if kv.scaled then
+    const float *ksbase = a->k_scale + it->kvh0 * a->k_scale_stride.head;
+@     end
+@   else
     const $(kv.ctype) *kbase = $(kv.k_ptr) + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
-@   if kv.scaled then
+@     if kv.scaled then
     /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
     const float *ksbase = a->k_scale + b * a->k_scale_stride.batch + it->kvh0 * a->k_scale_stride.head + (ptrdiff_t)kt * a->k_scale_stride.seq;
+@     end
 @   end
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
@@ -460,10 +479,18 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @   end
         for (int j0 = 0; j0 < n; j0 += $(I(plan.kb_contig))) {
           const $(kv.ctype) *krow[$(I(plan.kb_contig))];
+@   if paged then
+          for (int j = 0; j < $(I(plan.kb_contig)); ++j) krow[j] = kh + $(page_row("kt + (j0 + j < n ? j0 + j : n - 1)", "a->k_stride.batch", "ks"));
+@   else
           for (int j = 0; j < $(I(plan.kb_contig)); ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+@   end
 @   if kv.scaled then
           const float *ksrow[$(I(plan.kb_contig))];
+@     if paged then
+          for (int j = 0; j < $(I(plan.kb_contig)); ++j) ksrow[j] = ksh + $(page_row("kt + (j0 + j < n ? j0 + j : n - 1)", "a->k_scale_stride.batch", "a->k_scale_stride.seq"));
+@     else
           for (int j = 0; j < $(I(plan.kb_contig)); ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+@     end
 @   end
 @   row_blocks("          ", plan.rb, mk.qk_rowwise.name, mk.qk_rowwise.edges, qk_args)
         }
@@ -471,10 +498,18 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
     } else {
       for (int j0 = 0; j0 < n; j0 += $(I(plan.kb))) {
         ptrdiff_t koff[$(I(plan.kb))]; /* the block's rows from a head's base (a short block repeats its last key) */
+@   if paged then
+        for (int j = 0; j < $(I(plan.kb)); ++j) koff[j] = $(page_row("kt + (j0 + j < n ? j0 + j : n - 1)", "a->k_stride.batch", "ks"));
+@   else
         for (int j = 0; j < $(I(plan.kb)); ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+@   end
 @   if kv.scaled then
         ptrdiff_t ksoff[$(I(plan.kb))]; /* and their scales' */
+@     if paged then
+        for (int j = 0; j < $(I(plan.kb)); ++j) ksoff[j] = $(page_row("kt + (j0 + j < n ? j0 + j : n - 1)", "a->k_scale_stride.batch", "a->k_scale_stride.seq"));
+@     else
         for (int j = 0; j < $(I(plan.kb)); ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+@     end
 @   end
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
@@ -502,6 +537,36 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
+@   if paged then
+      /* paged: the tile's V rows page run by page run, each a P·V call over its keys; the rescale applies once
+       * (alpha 1 after the first run), so the sums are those of one call over the whole tile, bit for bit */
+      const $(kv.ctype) *vhead = $(kv.v_ptr) + (it->kvh0 + hh) * a->v_stride.head;
+@     if kv.scaled then
+      const float *vshead = a->v_scale + (it->kvh0 + hh) * a->v_scale_stride.head;
+@     end
+      for (int j0 = 0, jn; j0 < n; j0 += jn) {
+        const int at = kt + j0;
+        jn = $(I(paged)) - (at & $(I(paged - 1)));
+        if (jn > n - j0) jn = n - j0;
+        const $(kv.ctype) *vbase = vhead + $(page_row("at", "a->v_stride.batch", "vs"));
+@     if kv.scaled then
+        const float *vsbase = vshead + $(page_row("at", "a->v_scale_stride.batch", "a->v_scale_stride.seq"));
+@     end
+@     local pv_run = "(" .. (columns and "st + j0 * ms + hh * rows_pv + r0" or "st + (hh * rows_pv + r0) * ss + j0") ..
+@       qs_arg .. ", alpha + hh * rows_pv + r0, jn, vbase, vs" .. (kv.scaled and ", vsbase, a->v_scale_stride.seq" or "") .. ", ot + r0 * dp, dp" .. (kern.D and "" or ", d") .. ");"
+@     if mk.pv_contig then
+        if (contig) { /* as on a contiguous cache: the same microkernel, so the same sums */
+@       row_blocks("          ", mk.pv_contig.pr, mk.pv_contig.name, mk.pv_contig.edges, pv_run)
+        } else {
+@       row_blocks("          ", PR, mk.pv_name, mk.pv_edges, pv_run)
+        }
+@     else
+@       row_blocks("        ", PR, mk.pv_name, mk.pv_edges, pv_run)
+@     end
+        if (j0 == 0)
+          for (int r = 0; r < rows_pv; ++r) alpha[hh * rows_pv + r] = 1.0f;
+      }
+@   else
       const $(kv.ctype) *vbase = $(kv.v_ptr) + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 @   if kv.scaled then
       const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
@@ -517,6 +582,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
       }
 @   else
 @     row_blocks("      ", PR, mk.pv_name, mk.pv_edges, pv_args)
+@   end
 @   end
     }
 @ else

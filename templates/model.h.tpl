@@ -18,11 +18,11 @@ extern "C" {
 
 @ for _, t in ipairs(tables) do
 @ local list_macro = t.list_macro
-/* The kernels of $(t.kind and ("the table of kind " .. t.kind) or "this file"), one X(name, heads, kv_heads, head_dim, MASK, PHASE, ISA, KV_DTYPE) per line.
+/* The kernels of $(t.kind and ("the table of kind " .. t.kind) or "this file"), one X(name, heads, kv_heads, head_dim, MASK, PHASE, ISA, KV_DTYPE) per line$(t.paged and "\n * (the kernels over a paged cache, config page_size, are in the table only)" or "").
  * The table below is built from this list; tests and benchmarks walk the table. */
 @ for _, isa in ipairs(isas) do
 #define $(list_macro)_$(isa.name:upper())(X) \
-@   for _, k in ipairs(t.kernels) do if k.isa == isa.name then
+@   for _, k in ipairs(t.kernels) do if k.isa == isa.name and not k.page_size then
   X($(k.name), $(I(k.heads)), $(I(k.kv_heads)), $(I(k.D)), $(k.mask:upper()), $(k.phase:upper()), $(isa.name:upper()), $(k.kv_dtype:upper())) \
 @   end end
   /* end of $(isa.name) kernels */

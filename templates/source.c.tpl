@@ -34,7 +34,7 @@ $(sec.body)
 @ local table_name, inv_freq = t.table_name, t.inv_freq
 /* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, attention features, work cut (q_tile, kv heads per item, row stride, keys per tile,
  * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len, head split min bytes, min flop) or the
- * function computing it, kernel */
+ * function computing it, kernel, page size (0: a contiguous cache) */
 static const attngen_kernel_info $(table_name)_kernels[] = {
 @ for _, sec in ipairs(t.by_isa) do
 @   if sec.isa.spec.arch then
@@ -42,13 +42,13 @@ static const attngen_kernel_info $(table_name)_kernels[] = {
 @   end
 @   for _, k in ipairs(sec.kernels) do
   { "$(k.name)", $(I(k.heads)), $(I(k.kv_heads)), $(I(k.D or 0)), ATTNGEN_MASK_$(k.mask:upper()), ATTNGEN_PHASE_$(k.phase:upper()),
-    $(sec.isa.enum), ATTNGEN_KV_$(k.kv_dtype:upper()), $(spec.attn_bits(k.attn)), $(work(k)), $(k.code) },
+    $(sec.isa.enum), ATTNGEN_KV_$(k.kv_dtype:upper()), $(spec.attn_bits(k.attn)), $(work(k)), $(k.code), $(I(k.page_size or 0)) },
 @   end
 @   if sec.isa.spec.arch then
 #endif
 @   end
 @ end
-  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL } /* end */
+  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL, 0 } /* end */
 };
 
 @ local shape = c and string.format("%d, %d, %d", c.heads, c.kv_heads, c.head_dim) or "0, 0, 0"

@@ -87,6 +87,7 @@
 
 #include "kv_types.h"
 #include "merge_cases.h"
+#include "paged_cases.h"
 #include "reference.h"
 #include "rope_cases.h"
 
@@ -1496,7 +1497,7 @@ static int run_table(const test_case *c, case_result *r) {
     /* a table from a generator with another ABI is refused by name, never misread */
     attngen_table other = *t;
     attngen_kernel k;
-    attngen_shape sh = {t->heads, t->kv_heads, t->head_dim, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_KV_F32, 0};
+    attngen_shape sh = {t->heads, t->kv_heads, t->head_dim, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_KV_F32, 0, 0};
     other.abi = ATTNGEN_ABI + 1;
     int st = attngen_select(&other, &sh, &k);
     if (st != ATTNGEN_ERR_UNSUPPORTED || !strstr(attngen_last_error(), "ABI"))
@@ -1555,8 +1556,10 @@ static int run_table(const test_case *c, case_result *r) {
     }
     if (found != 1) return case_failf(r, "X-macro kernel %s appears %d times in the table", x->name, found);
   }
-  if (expect != t->count)
-    return case_failf(r, "table has %d kernels, the X-macro list %d for the ISAs compiled here", t->count, expect);
+  int listed = 0; /* kernels over a paged cache are in the table only */
+  for (int i = 0; i < t->count; i++) listed += t->kernels[i].page_size == 0;
+  if (expect != listed)
+    return case_failf(r, "table has %d kernels, the X-macro list %d for the ISAs compiled here", listed, expect);
   return 0;
 }
 
@@ -1572,6 +1575,7 @@ int case_run(const test_case *c, case_result *r) {
   case CK_ALLOC: return run_alloc(c, r);
   case CK_CONVERT: return kvt_run_convert(c, r);
   case CK_MERGE: return merge_run(c, r);
+  case CK_PAGED: return paged_run(c, r);
   }
   return case_failf(r, "unknown case kind");
 }
@@ -1580,11 +1584,18 @@ int case_run(const test_case *c, case_result *r) {
 /* names */
 
 void case_name(const test_case *c, char *buf, size_t n) {
-  static const char *kinds[] = {"numeric", "threads", "errors", "table", "step", "append", "alloc", "convert", "merge"};
+  static const char *kinds[] = {"numeric", "threads", "errors", "table", "step", "append", "alloc", "convert", "merge",
+                                "paged"};
   char dt[24] = ""; /* the storage type as kernel names spell it: nothing for fp32, _<type> after the phase */
   if (c->shape.kv_dtype != ATTNGEN_KV_F32) snprintf(dt, sizeof dt, "_%s", attngen_kv_dtype_name(c->shape.kv_dtype));
   if (c->kind == CK_CONVERT) {
     snprintf(buf, n, "convert %s", kvt_convert_name(c->variant));
+    return;
+  }
+  if (c->kind == CK_PAGED) {
+    snprintf(buf, n, "paged %s %s/h%d_kv%d_d%d%s_paged%d__%s%s%s", paged_case_name(c->variant), c->model, c->shape.heads,
+             c->shape.kv_heads, c->shape.head_dim, dt, c->shape.page_size, attngen_isa_name(c->isa),
+             c->layout == LAYOUT_HEAD_MAJOR ? " head-major" : "", c->batch > 1 ? " threads" : "");
     return;
   }
   if (c->kind == CK_MERGE) {
@@ -1878,7 +1889,7 @@ static void add_kv_cache(vec *v, const attngen_table *tab, const xentry *xl, uns
         memset(&b, 0, sizeof b);
         b.table = tab;
         b.model = tab->model;
-        b.shape = (attngen_shape){tab->heads, tab->kv_heads, tab->head_dim, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL, dt, tab->kernels[0].features};
+        b.shape = (attngen_shape){tab->heads, tab->kv_heads, tab->head_dim, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL, dt, tab->kernels[0].features, 0};
         b.via_select = 1;
         b.kind = CK_STEP;
         b.variant = STEP_DECODE1;
@@ -1894,7 +1905,7 @@ static void add_kv_cache(vec *v, const attngen_table *tab, const xentry *xl, uns
           if (!((isas >> isa) & 1u)) continue;
           for (int i = 0; i < tab->count; i++) {
             const attngen_kernel_info *ki = &tab->kernels[i];
-            if (ki->mask != mask || ki->isa != (attngen_isa)isa || ki->kv_dtype != dt || !ki->fn) continue;
+            if (ki->mask != mask || ki->isa != (attngen_isa)isa || ki->kv_dtype != dt || !ki->fn || ki->page_size) continue;
             if (ki->phase == ATTNGEN_PHASE_PREFILL) ip = i;
             else id = i;
           }
@@ -1911,7 +1922,7 @@ static void add_kv_cache(vec *v, const attngen_table *tab, const xentry *xl, uns
         b.table = tab;
         b.model = tab->model;
         b.kernel_index = ip;
-        b.shape = (attngen_shape){tab->heads, tab->kv_heads, tab->head_dim, mask, ATTNGEN_PHASE_PREFILL, dt, tab->kernels[0].features};
+        b.shape = (attngen_shape){tab->heads, tab->kv_heads, tab->head_dim, mask, ATTNGEN_PHASE_PREFILL, dt, tab->kernels[0].features, 0};
         b.isa = isa >= 0 ? (attngen_isa)isa : ATTNGEN_ISA_SCALAR;
         b.via_select = isa < 0;
         b.kind = CK_STEP;
@@ -1945,6 +1956,49 @@ static void add_kv_cache(vec *v, const attngen_table *tab, const xentry *xl, uns
   }
 }
 
+/* The CK_PAGED cases of paged decode kernel ki (the n-th of its table): a step sequence on each (ISA, type, page
+ * size), head-major pages and threads on every other one; attngen_run over 1100 keys and the shared prompt on some;
+ * a windowed table's ring. Under qemu: NEON only, no run-1100 (its float64 reference is long there). */
+static void add_paged(vec *v, const attngen_table *tab, const attngen_kernel_info *ki, case_subset subset, int n) {
+  if (subset == CASES_QEMU && ki->isa != ATTNGEN_ISA_NEON) return;
+  test_case b;
+  memset(&b, 0, sizeof b);
+  b.kind = CK_PAGED;
+  b.table = tab;
+  b.model = tab->model;
+  b.shape = (attngen_shape){ki->heads, ki->kv_heads, ki->head_dim, ki->mask, ki->phase, ki->kv_dtype, ki->features,
+                            ki->page_size};
+  b.isa = ki->isa;
+  b.seed = 0x9a6e0000u + (uint32_t)n * 7919u;
+  b.batch = 1;
+  if (ki->features & ATTNGEN_ATTN_WINDOW) {
+    b.variant = PAGED_RING;
+    b.layout = n % 2 ? LAYOUT_HEAD_MAJOR : LAYOUT_DENSE;
+    push(v, b);
+    return;
+  }
+  b.variant = PAGED_STEP;
+  b.layout = n % 2 ? LAYOUT_HEAD_MAJOR : LAYOUT_DENSE;
+  b.batch = n % 3 == 1 ? 2 : 1; /* threads */
+  push(v, b);
+  b.batch = 1;
+  b.layout = LAYOUT_DENSE;
+  if (subset != CASES_QEMU && n % 2 == 0) {
+    b.variant = PAGED_RUN;
+    b.layout = n % 4 == 2 ? LAYOUT_HEAD_MAJOR : LAYOUT_DENSE;
+    push(v, b);
+  }
+  if (ki->kv_dtype == ATTNGEN_KV_F32 || ki->kv_dtype == ATTNGEN_KV_INT8) {
+    b.variant = PAGED_SHARED;
+    b.layout = LAYOUT_DENSE;
+    push(v, b);
+  }
+  if (n == 0) {
+    b.variant = PAGED_ERRORS;
+    push(v, b);
+  }
+}
+
 /* shapes only the generic kernels see: head_dim 1, odd small dims, the maximum 512 */
 static const int extra_shapes[][3] = {{2, 1, 1}, {6, 3, 17}, {2, 2, 512}, {5, 5, 3}};
 
@@ -1968,7 +2022,7 @@ int cases_build(case_subset subset, test_case **out) {
       memset(&b, 0, sizeof b);
       b.kind = CK_MERGE;
       b.model = "runtime";
-      b.shape = (attngen_shape){4, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL, ATTNGEN_KV_F32, 0};
+      b.shape = (attngen_shape){4, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL, ATTNGEN_KV_F32, 0, 0};
       b.isa = (attngen_isa)isa;
       b.variant = variant;
       push(&v, b);
@@ -1983,6 +2037,13 @@ int cases_build(case_subset subset, test_case **out) {
       b.model = tab->model;
       push(&v, b);
     }
+    int npaged = 0; /* a table with paged kernels: its CK_PAGED cases (its other kernels are other tables' too) */
+    for (int i = 0; i < tab->count; i++) {
+      const attngen_kernel_info *ki = &tab->kernels[i];
+      if (ki->page_size && ((isas >> ki->isa) & 1u) && ki->phase == ATTNGEN_PHASE_DECODE && ki->mask == ATTNGEN_MASK_CAUSAL)
+        add_paged(&v, tab, ki, subset, npaged++);
+    }
+    if (npaged) continue;
     int mixed = 0; /* a table of several storage types */
     for (int i = 1; i < tab->count; i++) mixed |= tab->kernels[i].kv_dtype != tab->kernels[0].kv_dtype;
     int best[ATTNGEN_KV_COUNT_][ATTNGEN_PHASE_COUNT_][ATTNGEN_MASK_COUNT_]; /* per storage type */
@@ -1997,7 +2058,7 @@ int cases_build(case_subset subset, test_case **out) {
       b.table = tab;
       b.model = tab->model;
       b.kernel_index = i;
-      b.shape = (attngen_shape){ki->heads, ki->kv_heads, ki->head_dim, ki->mask, ki->phase, ki->kv_dtype, ki->features};
+      b.shape = (attngen_shape){ki->heads, ki->kv_heads, ki->head_dim, ki->mask, ki->phase, ki->kv_dtype, ki->features, 0};
       b.isa = ki->isa;
       if (subset == CASES_QEMU && mixed) add_numeric_typed(&v, b, subset); /* its fp32 kernels: as any other table's */
       else add_numeric(&v, b, subset, 2);
@@ -2033,7 +2094,7 @@ int cases_build(case_subset subset, test_case **out) {
       b.model = tab->model;
       b.via_select = 1;
       b.shape = (attngen_shape){x->heads, x->kv_heads, x->head_dim, x->mask, x->phase, x->kv_dtype,
-                                features_named(tab, x->name)};
+                                features_named(tab, x->name), 0};
       b.isa = x->isa;
       add_numeric(&v, b, subset, 0);
     }
@@ -2051,7 +2112,7 @@ int cases_build(case_subset subset, test_case **out) {
       b.table = tab;
       b.model = tab->model;
       b.kernel_index = i;
-      b.shape = (attngen_shape){ki->heads, ki->kv_heads, ki->head_dim, ki->mask, ki->phase, ki->kv_dtype, ki->features};
+      b.shape = (attngen_shape){ki->heads, ki->kv_heads, ki->head_dim, ki->mask, ki->phase, ki->kv_dtype, ki->features, 0};
       b.isa = ki->isa;
       add_threads(&v, b, subset);
       add_errors(&v, b);
@@ -2072,7 +2133,7 @@ int cases_build(case_subset subset, test_case **out) {
           test_case b;
           memset(&b, 0, sizeof b);
           b.model = "generic";
-          b.shape = (attngen_shape){sp[0], sp[1], sp[2], (attngen_mask)m, (attngen_phase)p, ATTNGEN_KV_F32, 0};
+          b.shape = (attngen_shape){sp[0], sp[1], sp[2], (attngen_mask)m, (attngen_phase)p, ATTNGEN_KV_F32, 0, 0};
           b.isa = (attngen_isa)isa;
           add_numeric(&v, b, subset, s >= nshapes && sp[2] <= 64 ? 1 : 0);
           /* every attention feature at once, values from the call (no table): the window (and its sinks) on the
@@ -2108,7 +2169,7 @@ int cases_build(case_subset subset, test_case **out) {
               test_case b;
               memset(&b, 0, sizeof b);
               b.model = "generic";
-              b.shape = (attngen_shape){sp[0], sp[1], sp[2], (attngen_mask)m, (attngen_phase)p, dt, 0};
+              b.shape = (attngen_shape){sp[0], sp[1], sp[2], (attngen_mask)m, (attngen_phase)p, dt, 0, 0};
               b.isa = (attngen_isa)isa;
               add_numeric(&v, b, subset, 0);
             }
@@ -2127,26 +2188,26 @@ int cases_build(case_subset subset, test_case **out) {
         test_case b;
         memset(&b, 0, sizeof b);
         b.model = "generic";
-        b.shape = (attngen_shape){6, 3, 17, p ? ATTNGEN_MASK_CROSS : ATTNGEN_MASK_CAUSAL, (attngen_phase)p, ATTNGEN_KV_F32, 0};
+        b.shape = (attngen_shape){6, 3, 17, p ? ATTNGEN_MASK_CROSS : ATTNGEN_MASK_CAUSAL, (attngen_phase)p, ATTNGEN_KV_F32, 0, 0};
         b.isa = (attngen_isa)i;
         add_errors(&v, b);
         if (i == (int)best) {
           if (p == ATTNGEN_PHASE_DECODE) { /* attngen_alloc, and the generic MHA decode kernel on its memory */
             test_case m = b;
             m.kind = CK_ALLOC;
-            m.shape = (attngen_shape){8, 8, 128, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE, ATTNGEN_KV_F32, 0};
+            m.shape = (attngen_shape){8, 8, 128, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE, ATTNGEN_KV_F32, 0, 0};
             m.seed = 77;
             push(&v, m);
           }
           add_threads(&v, b, subset);
-          b.shape = (attngen_shape){4, 1, 80, p ? ATTNGEN_MASK_NONE : ATTNGEN_MASK_CAUSAL_PADDING, (attngen_phase)p, ATTNGEN_KV_F32, 0};
+          b.shape = (attngen_shape){4, 1, 80, p ? ATTNGEN_MASK_NONE : ATTNGEN_MASK_CAUSAL_PADDING, (attngen_phase)p, ATTNGEN_KV_F32, 0, 0};
           add_threads(&v, b, subset);
           for (int t = 1; t < ATTNGEN_KV_COUNT_; t++) {
             b.shape = (attngen_shape){8, 2, 128, p ? ATTNGEN_MASK_PADDING : ATTNGEN_MASK_CAUSAL_PADDING, (attngen_phase)p,
-                                      (attngen_kv_dtype)t, 0};
+                                      (attngen_kv_dtype)t, 0, 0};
             add_threads(&v, b, subset);
             b.shape = (attngen_shape){4, 2, 64, p ? ATTNGEN_MASK_CROSS : ATTNGEN_MASK_CAUSAL, (attngen_phase)p,
-                                      (attngen_kv_dtype)t, 0};
+                                      (attngen_kv_dtype)t, 0, 0};
             add_errors(&v, b);
           }
         }

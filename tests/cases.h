@@ -29,7 +29,8 @@ typedef enum {
   CK_APPEND,  /* KV cache append: rotation precision (positions to 2^31 - 1), argument errors, capacity refusal */
   CK_ALLOC,   /* attngen_alloc / attngen_free: alignment, the whole size usable, errors; a decode kernel on such K/V */
   CK_CONVERT, /* the storage types' conversions (f16, bf16, int8) against float64 references, bit for bit */
-  CK_MERGE    /* attngen_merge_states: attention over parts of the keys, merged == the whole (merge_cases.c) */
+  CK_MERGE,   /* attngen_merge_states: attention over parts of the keys, merged == the whole (merge_cases.c) */
+  CK_PAGED    /* paged caches: the same bits as the contiguous cache holding the same rows (paged_cases.c) */
 } case_kind;
 
 typedef enum {
@@ -74,7 +75,7 @@ typedef struct {
   int via_select; /* get the kernel through attngen_select(table, shape), fallback included (table params apply) */
   case_pos pos;   /* query positions of RoPE tables (ignored by others) */
   int variant;    /* CK_STEP: the scenario (tests/rope_cases.c); CK_CONVERT: the type (tests/kv_types.h); CK_MERGE:
-                     the scenario (tests/merge_cases.h) */
+                     the scenario (tests/merge_cases.h); CK_PAGED: the scenario (tests/paged_cases.h) */
   uint32_t seed;
 } test_case;
 

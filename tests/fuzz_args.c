@@ -106,7 +106,7 @@ static int mask_reads_lens(attngen_mask m) {
 
 /* A message no call under test can produce: set before each call, so a refused call must replace it. */
 static const char *set_sentinel_error(void) {
-  attngen_shape s = {2, 1, ATTNGEN_MAX_HEAD_DIM + 7, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_KV_F32, 0};
+  attngen_shape s = {2, 1, ATTNGEN_MAX_HEAD_DIM + 7, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_KV_F32, 0, 0};
   attngen_kernel k;
   (void)attngen_select_generic(&s, ATTNGEN_ISA_SCALAR, &k);
   return attngen_last_error();
@@ -570,9 +570,10 @@ static void collect_specialized(void) {
   for (int t = 0; g_tables[t]; t++)
     for (int i = 0; i < g_tables[t]->count && g_nspec < 512; i++) {
       const attngen_kernel_info *ki = &g_tables[t]->kernels[i];
-      if (!((unsigned)ki->isa < 32 && ((isas >> ki->isa) & 1u))) continue;
+      if (!((unsigned)ki->isa < 32 && ((isas >> ki->isa) & 1u)) || ki->page_size) continue; /* paged: fuzz_paged */
       if (ki->features == 0) g_spec[g_nspec++] = ki;
-      else if (g_nfeat < 256) g_feat[g_nfeat++] = ki;
+      else if (g_nfeat < 256 && g_tables[t]->params.rope.style == ATTNGEN_ROPE_NONE) /* its reference has no RoPE */
+        g_feat[g_nfeat++] = ki;
     }
 }
 
@@ -587,7 +588,7 @@ static int pick_kernel(rng *r, kpick *kp) {
   memset(kp, 0, sizeof *kp);
   if (g_nspec > 0 && pct(r, 50)) {
     const attngen_kernel_info *ki = g_spec[rnd(r) % (uint64_t)g_nspec];
-    attngen_shape s = {ki->heads, ki->kv_heads, ki->head_dim, ki->mask, ki->phase, ki->kv_dtype, ki->features};
+    attngen_shape s = {ki->heads, ki->kv_heads, ki->head_dim, ki->mask, ki->phase, ki->kv_dtype, ki->features, 0};
     int st = attngen_select_specialized(table_of(ki), &s, ki->isa, &kp->k);
     if (st != ATTNGEN_OK || kp->k.info != ki) {
       failf("attngen_select_specialized(%s): %s (%s)", ki->name, attngen_status_name(st), attngen_last_error());
@@ -1131,8 +1132,11 @@ static void fuzz_selection(rng *r) {
   /* the storage type: mostly valid (int8_g64 / int8_g32 need head_dim in whole groups), sometimes out of range */
   s.kv_dtype = (attngen_kv_dtype)(pct(r, 90) ? rint_(r, 0, ATTNGEN_KV_COUNT_ - 1) : PICK(r, isas));
   const int group = s.kv_dtype == ATTNGEN_KV_INT8_G64 ? 64 : s.kv_dtype == ATTNGEN_KV_INT8_G32 ? 32 : 1;
+  static const int pages[] = {1, 3, 8, 16, -1, 4096, 8192};
+  s.page_size = pct(r, 85) ? 0 : PICK(r, pages);
+  const int page_ok = s.page_size == 0 || (s.page_size > 0 && s.page_size <= ATTNGEN_MAX_PAGE_SIZE && !(s.page_size & (s.page_size - 1)));
   const int isa = PICK(r, isas);
-  const int shape_ok = s.heads > 0 && s.kv_heads > 0 && s.head_dim > 0 && s.heads % s.kv_heads == 0 &&
+  const int shape_ok = page_ok && s.heads > 0 && s.kv_heads > 0 && s.head_dim > 0 && s.heads % s.kv_heads == 0 &&
                        s.head_dim <= ATTNGEN_MAX_HEAD_DIM &&
 #ifdef ATTNGEN_MAX_HEADS
                        s.heads <= ATTNGEN_MAX_HEADS &&
@@ -1145,7 +1149,7 @@ static void fuzz_selection(rng *r) {
            s.head_dim, (int)s.mask, (int)s.phase, (int)s.kv_dtype, isa);
   set_sentinel_error();
   int st = attngen_select_generic(&s, (attngen_isa)isa, &k);
-  if (shape_ok && isa_ok) {
+  if (shape_ok && isa_ok && (s.page_size == 0 || s.phase == ATTNGEN_PHASE_PREFILL)) { /* paged: prefill only */
     if (st != ATTNGEN_OK) failf("attngen_select_generic refused: %s (%s)", attngen_status_name(st), attngen_last_error());
   } else
     expect_refused("attngen_select_generic", st, 0);
@@ -1154,7 +1158,8 @@ static void fuzz_selection(rng *r) {
     for (int i = 0; i < g_tables[t]->count; i++) {
       const attngen_kernel_info *ki = &g_tables[t]->kernels[i];
       have |= (int)ki->isa == isa && ki->heads == s.heads && ki->kv_heads == s.kv_heads && ki->head_dim == s.head_dim &&
-              ki->mask == s.mask && ki->phase == s.phase && ki->kv_dtype == s.kv_dtype;
+              ki->mask == s.mask && ki->phase == s.phase && ki->kv_dtype == s.kv_dtype && ki->features == s.features &&
+              ki->page_size == s.page_size;
     }
     set_sentinel_error();
     st = attngen_select_specialized(g_tables[t], &s, (attngen_isa)isa, &k);
@@ -1164,6 +1169,133 @@ static void fuzz_selection(rng *r) {
       expect_refused("attngen_select_specialized", st, 0);
   }
   g_st.select_checks++;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* paged caches: a random pool and block table (pages shared or not, entries past the rows read left as garbage),
+ * sometimes one bad page argument. A valid call is checked against float64 on the rows the block table names; a bad
+ * one must be refused with its status and leave o untouched. The pools are allocated to their exact size, so a row
+ * read through a wrong page is an ASan report. Kernels: the linked tables' paged decode kernels, and the generic
+ * prefill kernels (the repack gathers the pages). */
+static void fuzz_paged(rng *r) {
+  attngen_kernel k;
+  const attngen_kernel_info *paged[64];
+  int np = 0;
+  for (int t = 0; g_tables[t]; t++)
+    for (int i = 0; i < g_tables[t]->count && np < 64; i++) {
+      const attngen_kernel_info *ki = &g_tables[t]->kernels[i];
+      if (ki->page_size && ki->phase == ATTNGEN_PHASE_DECODE && ki->kv_dtype == ATTNGEN_KV_F32 &&
+          ((attngen_cpu_isas() >> ki->isa) & 1u))
+        paged[np++] = ki;
+    }
+  const attngen_table *tab = NULL;
+  attngen_shape sh;
+  memset(&sh, 0, sizeof sh);
+  if (np && pct(r, 50)) {
+    const attngen_kernel_info *ki = paged[rint_(r, 0, np - 1)];
+    tab = table_of(ki);
+    sh = (attngen_shape){ki->heads, ki->kv_heads, ki->head_dim, ki->mask, ki->phase, ki->kv_dtype, ki->features, ki->page_size};
+    if (attngen_select_specialized(tab, &sh, ki->isa, &k)) {
+      failf("paged: %s", attngen_last_error());
+      return;
+    }
+  } else {
+    static const int ps[] = {1, 2, 8, 16};
+    const int kvh = rint_(r, 1, 3);
+    sh = (attngen_shape){kvh * rint_(r, 1, 3), kvh, rint_(r, 1, 40), pct(r, 50) ? ATTNGEN_MASK_CAUSAL : ATTNGEN_MASK_PADDING,
+                         ATTNGEN_PHASE_PREFILL, ATTNGEN_KV_F32, 0, PICK(r, ps)};
+    if (attngen_select_generic(&sh, ATTNGEN_ISA_SCALAR, &k)) {
+      failf("paged: %s", attngen_last_error());
+      return;
+    }
+  }
+  const int B = rint_(r, 1, 3), kv_len = rint_(r, 1, 70), P = sh.page_size, H = sh.heads, KVH = sh.kv_heads, D = sh.head_dim;
+  const int q_len = sh.phase == ATTNGEN_PHASE_DECODE ? rint_(r, 1, 4 < kv_len ? 4 : kv_len) : rint_(r, 1, kv_len);
+  const int need = (kv_len + P - 1) / P, max_pages = need + rint_(r, 0, 2), num_pages = rint_(r, 1, B * max_pages + 2);
+  const size_t page = (size_t)P * KVH * D, nq = (size_t)B * q_len * H * D;
+  float *kp = (float *)malloc((size_t)num_pages * page * sizeof(float)), *vp = (float *)malloc((size_t)num_pages * page * sizeof(float));
+  float *q = (float *)malloc(nq * sizeof(float)), *o = (float *)malloc(nq * sizeof(float)), *o0 = (float *)malloc(nq * sizeof(float));
+  float *kc = (float *)malloc((size_t)B * kv_len * KVH * D * sizeof(float)), *vc = (float *)malloc((size_t)B * kv_len * KVH * D * sizeof(float));
+  int32_t *bt = (int32_t *)malloc((size_t)B * max_pages * sizeof(int32_t)), lens[3];
+  double *ref = (double *)malloc(nq * sizeof(double));
+  if (!kp || !vp || !q || !o || !o0 || !kc || !vc || !bt || !ref) {
+    failf("paged: out of memory");
+    goto out;
+  }
+  for (size_t i = 0; i < (size_t)num_pages * page; i++) kp[i] = runit(r), vp[i] = runit(r);
+  for (size_t i = 0; i < nq; i++) q[i] = runit(r), o[i] = o0[i] = 1234.5f;
+  for (int b = 0; b < B; b++) {
+    lens[b] = rint_(r, 0, kv_len);
+    for (int p = 0; p < max_pages; p++) bt[b * max_pages + p] = p < need ? rint_(r, 0, num_pages - 1) : (int32_t)rnd(r);
+  }
+  attngen_args a;
+  memset(&a, 0, sizeof a);
+  a.batch = B, a.q_len = q_len, a.kv_len = kv_len, a.q = q, a.k = kp, a.v = vp, a.o = o;
+  a.kv_lens = mask_reads_lens(sh.mask) ? lens : NULL;
+  a.pages = (attngen_pages){bt, max_pages, num_pages, P};
+  if (sh.features & ATTNGEN_ATTN_WINDOW) a.window = rint_(r, 1, 30), a.sink_tokens = rint_(r, 1, 5); /* 0 would be the table's */
+  int want = ATTNGEN_OK;
+  const char *what = "valid";
+  const int bad_b = rint_(r, 0, B - 1), bad_rows = a.kv_lens ? lens[bad_b] : kv_len; /* rows it reads */
+  switch (pct(r, 40) ? rint_(r, 0, 7) : -1) {
+  case 0:
+    if (!bad_rows) break;
+    bt[bad_b * max_pages + rint_(r, 0, (bad_rows - 1) / P)] = pct(r, 50) ? num_pages : -1 - (int32_t)(rnd(r) % 1000);
+    what = "page index out of range", want = ATTNGEN_ERR_PAGE; break;
+  case 1: a.pages.max_pages = need - 1, what = "block table too short";
+    want = need - 1 > 0 ? ATTNGEN_ERR_CAPACITY : ATTNGEN_ERR_SIZE; break;
+  case 2: a.pages.page_size = P * 2, what = "page_size not the kernel's", want = ATTNGEN_ERR_SHAPE; break;
+  case 3: a.pages.block_table = NULL, what = "no block table", want = ATTNGEN_ERR_NULL; break;
+  case 4: a.kv_capacity = kv_len, what = "kv_capacity with pages", want = ATTNGEN_ERR_SIZE; break;
+  case 5: a.pages.num_pages = 0, what = "no pages", want = ATTNGEN_ERR_SIZE; break;
+  case 6: a.pages.block_table = (const int32_t *)(const void *)o, what = "block table inside o", want = ATTNGEN_ERR_ALIAS; break;
+  case 7: a.pages.max_pages = INT_MAX, what = "max_pages x page_size too large", want = ATTNGEN_ERR_SIZE; break;
+  }
+  snprintf(g_ctx, sizeof g_ctx, "paged %s B%d q%d kv%d P%d pages %d/%d: %s", k.info->name, B, q_len, kv_len, P, max_pages,
+           num_pages, what);
+  set_sentinel_error();
+  const int st = attngen_run_parallel(&k, &a, rint_(r, 1, 3));
+  if (want != ATTNGEN_OK) {
+    expect_refused("attngen_run", st, want);
+    if (memcmp(o, o0, nq * sizeof(float))) failf("a refused call wrote o");
+    g_st.refused++;
+  } else if (st != ATTNGEN_OK) {
+    failf("refused: %s (%s)", attngen_status_name(st), attngen_last_error());
+  } else if (st == ATTNGEN_OK) { /* float64 on the rows the block tables name */
+    for (int b = 0; b < B; b++)
+      for (int j = 0; j < kv_len; j++) {
+        const size_t at = (size_t)bt[b * max_pages + j / P] * page + (size_t)(j % P) * KVH * D;
+        memcpy(kc + ((size_t)b * kv_len + j) * KVH * D, kp + at, (size_t)KVH * D * sizeof(float));
+        memcpy(vc + ((size_t)b * kv_len + j) * KVH * D, vp + at, (size_t)KVH * D * sizeof(float));
+      }
+    attngen_args c = a;
+    memset(&c.pages, 0, sizeof c.pages);
+    c.k = kc, c.v = vc, c.kv_capacity = 0;
+    ref_attention_rope(&sh, &c, tab ? &tab->params.rope : NULL, NULL, ref, NULL);
+    double err = 0.0, big = 1.0;
+    for (size_t i = 0; i < nq; i++) {
+      const double e = fabs((double)o[i] - ref[i]);
+      err = e > err || e != e ? e : err;
+      big = fabs(ref[i]) > big ? fabs(ref[i]) : big;
+    }
+    if (!(err <= CASE_TOL * big)) failf("error %.3g against float64 (tolerance %.0e x %.3g)", err, CASE_TOL, big);
+    if (tab) { /* a specialized kernel: the same bits as its contiguous twin on the gathered rows */
+      attngen_kernel kc2;
+      attngen_shape cs = sh;
+      cs.page_size = 0;
+      float *o2 = (float *)malloc(nq * sizeof(float));
+      c.o = o2;
+      if (!o2 || attngen_select_specialized(tab, &cs, k.info->isa, &kc2) || attngen_run(&kc2, &c))
+        failf("contiguous twin: %s", attngen_last_error());
+      else if (memcmp(o, o2, nq * sizeof(float)))
+        failf("not the bits of %s on the gathered rows", kc2.info->name);
+      free(o2);
+    }
+    if (err / big > g_max_err) g_max_err = err / big;
+    g_st.accepted++;
+  }
+out:
+  free(kp), free(vp), free(q), free(o), free(o0), free(kc), free(vc), free(bt), free(ref);
 }
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -1225,7 +1357,7 @@ static int feature_kernel(rng *r, attngen_kernel *k, char *name, size_t n) {
   const int pick = rint_(r, 0, 99);
   if (g_nfeat > 0 && pick < 40) {
     const attngen_kernel_info *ki = g_feat[rnd(r) % (uint64_t)g_nfeat];
-    attngen_shape s = {ki->heads, ki->kv_heads, ki->head_dim, ki->mask, ki->phase, ki->kv_dtype, ki->features};
+    attngen_shape s = {ki->heads, ki->kv_heads, ki->head_dim, ki->mask, ki->phase, ki->kv_dtype, ki->features, 0};
     if (attngen_select_specialized(table_of(ki), &s, ki->isa, k) != ATTNGEN_OK) {
       failf("attngen_select_specialized(%s): %s", ki->name, attngen_last_error());
       return -1;
@@ -1234,7 +1366,9 @@ static int feature_kernel(rng *r, attngen_kernel *k, char *name, size_t n) {
     return 0;
   }
   if (pick < 65) { /* a table's shape with random features, as attngen_select binds it here (the table's values) */
-    const attngen_table *t = g_tables[rnd(r) % (uint64_t)(sizeof g_tables / sizeof g_tables[0] - 1)];
+    const attngen_table *t = NULL;
+    for (int tries = 0; tries < 64 && (!t || t->params.rope.style != ATTNGEN_ROPE_NONE); tries++) /* the reference: no RoPE */
+      t = g_tables[rnd(r) % (uint64_t)(sizeof g_tables / sizeof g_tables[0] - 1)];
     attngen_shape s;
     memset(&s, 0, sizeof s);
     s.heads = t->heads, s.kv_heads = t->kv_heads, s.head_dim = t->head_dim;
@@ -1383,7 +1517,7 @@ typedef struct {
 /* h4 kv2 d8 on the scalar generic kernel: batch 2, q_len 3 (prefill) or 2 (decode), kv_len 5, cap 6 */
 static void small_init(small *s, attngen_phase phase, attngen_mask mask) {
   memset(s, 0, sizeof *s);
-  attngen_shape sh = {4, 2, 8, mask, phase, ATTNGEN_KV_F32, 0};
+  attngen_shape sh = {4, 2, 8, mask, phase, ATTNGEN_KV_F32, 0, 0};
   if (attngen_select_generic(&sh, ATTNGEN_ISA_SCALAR, &s->k) != ATTNGEN_OK) {
     failf("select_generic for the regression fixture: %s", attngen_last_error());
     exit(1);
@@ -1495,7 +1629,7 @@ static int isa_env_body(const void *arg) {
   setenv("ATTNGEN_ISA", e->value, 1);
   if (e->verbose) setenv("ATTNGEN_VERBOSE", "1", 1);
   else unsetenv("ATTNGEN_VERBOSE");
-  attngen_shape s = {4, 2, 8, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL, ATTNGEN_KV_F32, 0};
+  attngen_shape s = {4, 2, 8, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL, ATTNGEN_KV_F32, 0, 0};
   attngen_kernel k;
   for (int i = 0; i < 3; i++) {
     (void)attngen_select(g_tables[0], &s, &k);
@@ -1872,6 +2006,7 @@ int main(void) {
     if (it % 3 == 0) feature_iteration(seed, it);
     rng r = {seed ^ 0xABCDEF ^ (uint64_t)it};
     fuzz_selection(&r);
+    fuzz_paged(&r);
     g_st.iters++;
     if (g_failures > 50) break;
   }

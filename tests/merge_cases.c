@@ -60,7 +60,7 @@ static size_t extent(attngen_strides s, int batch, int rows) {
 static ptrdiff_t at(attngen_strides s, int b, int i, int h) { return b * s.batch + i * s.seq + h * s.head; }
 
 static int kernel_for(const test_case *c, attngen_mask m, attngen_phase p, attngen_kernel *k, case_result *r) {
-  const attngen_shape sh = {H, KVH, D, m, p, ATTNGEN_KV_F32, 0};
+  const attngen_shape sh = {H, KVH, D, m, p, ATTNGEN_KV_F32, 0, 0};
   const int st = attngen_select_generic(&sh, c->isa, k);
   return st ? case_failf(r, "attngen_select_generic(%s): %s (%s)", attngen_mask_name(m), attngen_status_name(st),
                          attngen_last_error())
@@ -234,7 +234,7 @@ static int run_split(const test_case *c, int n, attngen_phase phase, int batch, 
   a.batch = batch, a.q_len = q_len, a.kv_len = kv_len, a.q = q, a.k = k, a.v = v, a.k_stride = a.v_stride = kvs;
   a.kv_lens = lens, a.o = o1, a.lse = l1;
   if (!fail) { /* the whole: float64 and attngen's single call */
-    const attngen_shape whole = {H, KVH, D, ATTNGEN_MASK_CAUSAL_PADDING, phase, ATTNGEN_KV_F32, 0};
+    const attngen_shape whole = {H, KVH, D, ATTNGEN_MASK_CAUSAL_PADDING, phase, ATTNGEN_KV_F32, 0, 0};
     ref_attention(&whole, &a, p.ref, p.ref_lse);
     fail = run(&kw, &a, "single call", r);
     widen(o1, nq, p.one), widen(l1, (size_t)batch * H * q_len, p.one_lse);
@@ -287,7 +287,7 @@ static int run_prefix(const test_case *c, case_result *r) {
     s.o = p.o_in[1] + qoff, s.lse = p.lse_in[1] + loff; /* sequence b of a dense [B] tensor */
     if ((fail = run(&kcausal, &s, "suffix", r))) break;
     s.kv_len = P + S[b], s.k = kf, s.v = vf, s.o = o1, s.lse = l1; /* the whole cache of sequence b */
-    const attngen_shape whole = {H, KVH, D, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE, ATTNGEN_KV_F32, 0};
+    const attngen_shape whole = {H, KVH, D, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE, ATTNGEN_KV_F32, 0, 0};
     ref_attention(&whole, &s, p.ref + qoff, p.ref_lse + loff);
     fail = run(&kcausal, &s, "single call", r);
     widen(o1, Q * H * D, p.one + qoff), widen(l1, H * Q, p.one_lse + loff);
@@ -318,7 +318,7 @@ static int run_cascade_one(const test_case *c, const attngen_table *rope_table, 
   int32_t lens[MAXB];
   parts p = {.batch = B, .q_len = Q, .n = 0};
   attngen_kernel k;
-  const attngen_shape whole = {H, kvh, D, mask, ATTNGEN_PHASE_DECODE, ATTNGEN_KV_F32, 0};
+  const attngen_shape whole = {H, kvh, D, mask, ATTNGEN_PHASE_DECODE, ATTNGEN_KV_F32, 0, 0};
   int fail = !q || !kp || !vp || !ko || !vo || !kf || !vf || !o || !lse || !o1 || !l1 || !parts_alloc(&p)
                  ? case_failf(r, "out of memory")
              : rope_table ? (attngen_select_specialized(rope_table, &whole, c->isa, &k)

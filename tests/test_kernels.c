@@ -35,7 +35,7 @@ static int same_kernel(const test_case *a, const test_case *b) {
   return a->kind == b->kind && a->table == b->table && a->kernel_index == b->kernel_index && a->isa == b->isa &&
          a->shape.heads == b->shape.heads && a->shape.kv_heads == b->shape.kv_heads &&
          a->shape.head_dim == b->shape.head_dim && a->shape.mask == b->shape.mask && a->shape.phase == b->shape.phase &&
-         a->shape.kv_dtype == b->shape.kv_dtype;
+         a->shape.kv_dtype == b->shape.kv_dtype && a->shape.page_size == b->shape.page_size;
 }
 
 static void ensure_cases(void) {

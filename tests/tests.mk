@@ -41,7 +41,7 @@ TEST_GEN_DEPS := $(wildcard gen/*.lua gen/*/*.lua templates/* templates/*/*)
 TEST_TABLES_H := $(BUILD)/tests/attngen_registry_test.h
 
 TEST_INC  := $(RUNTIME_INC) -Itests -I$(BUILD)/tests $(addprefix -I,$(TEST_GEN_DIRS))
-TEST_HDRS := $(wildcard runtime/*.h generated/runtime/*.h) tests/cases.h tests/reference.h tests/rope_cases.h tests/kv_types.h tests/merge_cases.h \
+TEST_HDRS := $(wildcard runtime/*.h generated/runtime/*.h) tests/cases.h tests/reference.h tests/rope_cases.h tests/kv_types.h tests/merge_cases.h tests/paged_cases.h \
              $(TEST_GEN_H) $(TEST_TABLES_H)
 
 # ---- generation: tests/configs/X.lua -> $(BUILD)/gen/X/attngen_<cname>.{c,h} ----
@@ -60,7 +60,7 @@ $(TEST_TABLES_H): tests/configs $(TEST_CONFIGS) $(TEST_GEN_DEPS)
 
 # ---- objects and binaries, per toolchain: gcc, clang (native), a64 (aarch64, static) ----
 TEST_LIB_SRC  = $(RUNTIME_SRC) $(TEST_GEN_C)
-TEST_COMMON   = tests/reference.c tests/cases.c tests/rope_cases.c tests/kv_types.c tests/merge_cases.c
+TEST_COMMON   = tests/reference.c tests/cases.c tests/rope_cases.c tests/kv_types.c tests/merge_cases.c tests/paged_cases.c
 
 # $(1) toolchain id, $(2) source
 define test_obj_rule
@@ -137,7 +137,7 @@ test-sanitize: $(BUILD)/tests/san/run_cases
 FUZZ_SECONDS ?= 60
 FUZZ_SEED    ?=
 FUZZ_ITERS   ?=
-FUZZ_MODELS  := t-tail-h2-d17 t-odd-h6-d40 t-window-sinks-h6-kv2-d40 t-features-neon-h5-d24
+FUZZ_MODELS  := t-tail-h2-d17 t-odd-h6-d40 t-window-sinks-h6-kv2-d40 t-features-neon-h5-d24 t-paged-window-h4-kv2-d32
 FUZZ_GEN_C   := $(foreach m,$(FUZZ_MODELS),$(BUILD)/gen/$(m)/attngen_$(call test_cname,$(m)).c)
 FUZZ_SRC     := $(RUNTIME_SRC) $(FUZZ_GEN_C) tests/reference.c tests/fuzz_args.c
 TEST_FUZZ_FLAGS ?= -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer

@@ -11,8 +11,8 @@ DOWNSTREAM_A64_CC  ?= aarch64-linux-gnu-gcc
 DOWNSTREAM_MAKE     = $(MAKE) --no-print-directory -C $(DOWNSTREAM_DIR) ATTNGEN_ROOT=$(CURDIR)
 
 .PHONY: test-downstream test-downstream-gcc test-downstream-clang test-downstream-aarch64 test-downstream-cmake
-test-downstream: test-downstream-gcc test-downstream-clang test-downstream-aarch64 test-downstream-cmake
-	@echo "test-downstream: gcc, clang, aarch64 (qemu) and cmake builds all passed"
+test-downstream: test-downstream-gcc test-downstream-clang test-downstream-aarch64 test-downstream-cmake test-downstream-paged
+	@echo "test-downstream: gcc, clang, aarch64 (qemu) and cmake builds, and the paged-cache example, all passed"
 
 test-downstream-gcc:
 	$(DOWNSTREAM_MAKE) CC=gcc BUILD=$(abspath $(DOWNSTREAM_BUILD))/gcc run

@@ -2289,36 +2289,36 @@ static void attn_h12_kv12_d64_padding_prefill__scalar(const attngen_kernel *kern
 
 /* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, attention features, work cut (q_tile, kv heads per item, row stride, keys per tile,
  * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len, head split min bytes, min flop) or the
- * function computing it, kernel */
+ * function computing it, kernel, page size (0: a contiguous cache) */
 static const attngen_kernel_info attngen_table_bert_base_kernels[] = {
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h12_kv12_d64_none_prefill__avx512", 12, 12, 64, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 96, 1, 96, 128, 33344, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h12_kv12_d64_none_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 96, 1, 96, 128, 33344, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h12_kv12_d64_none_prefill__avx512, 0 },
   { "attn_h12_kv12_d64_padding_prefill__avx512", 12, 12, 64, ATTNGEN_MASK_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 96, 1, 96, 128, 33344, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h12_kv12_d64_padding_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 96, 1, 96, 128, 33344, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h12_kv12_d64_padding_prefill__avx512, 0 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h12_kv12_d64_none_prefill__avx2", 12, 12, 64, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 96, 1, 96, 128, 33344, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h12_kv12_d64_none_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 96, 1, 96, 128, 33344, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h12_kv12_d64_none_prefill__avx2, 0 },
   { "attn_h12_kv12_d64_padding_prefill__avx2", 12, 12, 64, ATTNGEN_MASK_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 96, 1, 96, 128, 33344, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h12_kv12_d64_padding_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 96, 1, 96, 128, 33344, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h12_kv12_d64_padding_prefill__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h12_kv12_d64_none_prefill__neon", 12, 12, 64, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 96, 1, 96, 128, 33664, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h12_kv12_d64_none_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 96, 1, 96, 128, 33664, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h12_kv12_d64_none_prefill__neon, 0 },
   { "attn_h12_kv12_d64_padding_prefill__neon", 12, 12, 64, ATTNGEN_MASK_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 96, 1, 96, 128, 33664, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h12_kv12_d64_padding_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 96, 1, 96, 128, 33664, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h12_kv12_d64_padding_prefill__neon, 0 },
 #endif
   { "attn_h12_kv12_d64_none_prefill__scalar", 12, 12, 64, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 64, 1, 64, 128, 24960, 1, 0, 1, 0, 65, 0, 0 }, NULL, attn_h12_kv12_d64_none_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 64, 1, 64, 128, 24960, 1, 0, 1, 0, 65, 0, 0 }, NULL, attn_h12_kv12_d64_none_prefill__scalar, 0 },
   { "attn_h12_kv12_d64_padding_prefill__scalar", 12, 12, 64, ATTNGEN_MASK_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 64, 1, 64, 128, 24960, 1, 0, 1, 0, 65, 0, 0 }, NULL, attn_h12_kv12_d64_padding_prefill__scalar },
-  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL } /* end */
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 64, 1, 64, 128, 24960, 1, 0, 1, 0, 65, 0, 0 }, NULL, attn_h12_kv12_d64_padding_prefill__scalar, 0 },
+  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL, 0 } /* end */
 };
 
-/* ABI 8 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+/* ABI 9 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
  * fallback): scale, rope, attention features */
 const attngen_table attngen_table_bert_base = {
-  8, "bert-base", "0.2.0", 12, 12, 64, { 0, { ATTNGEN_ROPE_NONE, 0, NULL, 0, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 0 } }, attngen_table_bert_base_kernels,
+  9, "bert-base", "0.2.0", 12, 12, 64, { 0, { ATTNGEN_ROPE_NONE, 0, NULL, 0, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 0 } }, attngen_table_bert_base_kernels,
   (int)(sizeof attngen_table_bert_base_kernels / sizeof attngen_table_bert_base_kernels[0]) - 1
 };

@@ -5035,47 +5035,47 @@ static void attn_h16_kv16_d64_causal_padding_alibi_decode__scalar(const attngen_
 
 /* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, attention features, work cut (q_tile, kv heads per item, row stride, keys per tile,
  * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len, head split min bytes, min flop) or the
- * function computing it, kernel */
+ * function computing it, kernel, page size (0: a contiguous cache) */
 static const attngen_kernel_info attngen_table_bloom_560m_kernels[] = {
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h16_kv16_d64_causal_alibi_prefill__avx512", 16, 16, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_ALIBI, { 96, 1, 96, 128, 33536, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h16_kv16_d64_causal_alibi_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_ALIBI, { 96, 1, 96, 128, 33536, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h16_kv16_d64_causal_alibi_prefill__avx512, 0 },
   { "attn_h16_kv16_d64_causal_padding_alibi_prefill__avx512", 16, 16, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_ALIBI, { 96, 1, 96, 128, 33536, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h16_kv16_d64_causal_padding_alibi_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_ALIBI, { 96, 1, 96, 128, 33536, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h16_kv16_d64_causal_padding_alibi_prefill__avx512, 0 },
   { "attn_h16_kv16_d64_causal_alibi_decode__avx512", 16, 16, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_ALIBI, { 8, 0, 8, 8, 33664, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h16_kv16_d64_causal_alibi_decode__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_ALIBI, { 8, 0, 8, 8, 33664, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h16_kv16_d64_causal_alibi_decode__avx512, 0 },
   { "attn_h16_kv16_d64_causal_padding_alibi_decode__avx512", 16, 16, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_ALIBI, { 8, 0, 8, 8, 33664, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h16_kv16_d64_causal_padding_alibi_decode__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_ALIBI, { 8, 0, 8, 8, 33664, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h16_kv16_d64_causal_padding_alibi_decode__avx512, 0 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h16_kv16_d64_causal_alibi_prefill__avx2", 16, 16, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_ALIBI, { 96, 1, 96, 128, 33536, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h16_kv16_d64_causal_alibi_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_ALIBI, { 96, 1, 96, 128, 33536, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h16_kv16_d64_causal_alibi_prefill__avx2, 0 },
   { "attn_h16_kv16_d64_causal_padding_alibi_prefill__avx2", 16, 16, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_ALIBI, { 96, 1, 96, 128, 33536, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h16_kv16_d64_causal_padding_alibi_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_ALIBI, { 96, 1, 96, 128, 33536, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h16_kv16_d64_causal_padding_alibi_prefill__avx2, 0 },
   { "attn_h16_kv16_d64_causal_alibi_decode__avx2", 16, 16, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_ALIBI, { 8, 0, 8, 8, 33664, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h16_kv16_d64_causal_alibi_decode__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_ALIBI, { 8, 0, 8, 8, 33664, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h16_kv16_d64_causal_alibi_decode__avx2, 0 },
   { "attn_h16_kv16_d64_causal_padding_alibi_decode__avx2", 16, 16, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_ALIBI, { 8, 0, 8, 8, 33664, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h16_kv16_d64_causal_padding_alibi_decode__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_ALIBI, { 8, 0, 8, 8, 33664, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h16_kv16_d64_causal_padding_alibi_decode__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h16_kv16_d64_causal_alibi_prefill__neon", 16, 16, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_ALIBI, { 96, 1, 96, 128, 33856, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h16_kv16_d64_causal_alibi_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_ALIBI, { 96, 1, 96, 128, 33856, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h16_kv16_d64_causal_alibi_prefill__neon, 0 },
   { "attn_h16_kv16_d64_causal_padding_alibi_prefill__neon", 16, 16, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_ALIBI, { 96, 1, 96, 128, 33856, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h16_kv16_d64_causal_padding_alibi_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_ALIBI, { 96, 1, 96, 128, 33856, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h16_kv16_d64_causal_padding_alibi_prefill__neon, 0 },
   { "attn_h16_kv16_d64_causal_alibi_decode__neon", 16, 16, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_ALIBI, { 8, 0, 8, 64, 26496, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h16_kv16_d64_causal_alibi_decode__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_ALIBI, { 8, 0, 8, 64, 26496, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h16_kv16_d64_causal_alibi_decode__neon, 0 },
   { "attn_h16_kv16_d64_causal_padding_alibi_decode__neon", 16, 16, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_ALIBI, { 8, 0, 8, 64, 26496, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h16_kv16_d64_causal_padding_alibi_decode__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_ALIBI, { 8, 0, 8, 64, 26496, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h16_kv16_d64_causal_padding_alibi_decode__neon, 0 },
 #endif
   { "attn_h16_kv16_d64_causal_alibi_prefill__scalar", 16, 16, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_ALIBI, { 64, 1, 64, 128, 25088, 1, 0, 1, 0, 65, 0, 0 }, NULL, attn_h16_kv16_d64_causal_alibi_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_ALIBI, { 64, 1, 64, 128, 25088, 1, 0, 1, 0, 65, 0, 0 }, NULL, attn_h16_kv16_d64_causal_alibi_prefill__scalar, 0 },
   { "attn_h16_kv16_d64_causal_padding_alibi_prefill__scalar", 16, 16, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_ALIBI, { 64, 1, 64, 128, 25088, 1, 0, 1, 0, 65, 0, 0 }, NULL, attn_h16_kv16_d64_causal_padding_alibi_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_ALIBI, { 64, 1, 64, 128, 25088, 1, 0, 1, 0, 65, 0, 0 }, NULL, attn_h16_kv16_d64_causal_padding_alibi_prefill__scalar, 0 },
   { "attn_h16_kv16_d64_causal_alibi_decode__scalar", 16, 16, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_ALIBI, { 8, 0, 8, 64, 25472, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h16_kv16_d64_causal_alibi_decode__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_ALIBI, { 8, 0, 8, 64, 25472, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h16_kv16_d64_causal_alibi_decode__scalar, 0 },
   { "attn_h16_kv16_d64_causal_padding_alibi_decode__scalar", 16, 16, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_ALIBI, { 8, 0, 8, 64, 25472, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h16_kv16_d64_causal_padding_alibi_decode__scalar },
-  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL } /* end */
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_ALIBI, { 8, 0, 8, 64, 25472, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h16_kv16_d64_causal_padding_alibi_decode__scalar, 0 },
+  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL, 0 } /* end */
 };
 
 /* ALiBi slopes of the 16 query heads (BLOOM's rule, max_bias 8), float64, computed once by the generator
@@ -5087,9 +5087,9 @@ static const float attngen_table_bloom_560m_alibi_slopes[16] = {
   0.0110485435f, 0.0078125f, 0.00552427173f, 0.00390625f,
 };
 
-/* ABI 8 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+/* ABI 9 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
  * fallback): scale, rope, attention features */
 const attngen_table attngen_table_bloom_560m = {
-  8, "bloom-560m", "0.2.0", 16, 16, 64, { 0, { ATTNGEN_ROPE_NONE, 0, NULL, 0, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 0, 0, 0.0f, 8.0f, attngen_table_bloom_560m_alibi_slopes } }, attngen_table_bloom_560m_kernels,
+  9, "bloom-560m", "0.2.0", 16, 16, 64, { 0, { ATTNGEN_ROPE_NONE, 0, NULL, 0, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 0, 0, 0.0f, 8.0f, attngen_table_bloom_560m_alibi_slopes } }, attngen_table_bloom_560m_kernels,
   (int)(sizeof attngen_table_bloom_560m_kernels / sizeof attngen_table_bloom_560m_kernels[0]) - 1
 };

@@ -4401,31 +4401,31 @@ static void attn_h71_kv1_d64_causal_decode__scalar(const attngen_kernel *kernel,
 
 /* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, attention features, work cut (q_tile, kv heads per item, row stride, keys per tile,
  * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len, head split min bytes, min flop) or the
- * function computing it, kernel */
+ * function computing it, kernel, page size (0: a contiguous cache) */
 static const attngen_kernel_info attngen_table_falcon_7b_kernels[] = {
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h71_kv1_d64_causal_prefill__avx512", 71, 1, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 1, 1, 96, 128, 33344, 1, 0, 1, 0, 2, 0, 0 }, NULL, attn_h71_kv1_d64_causal_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 1, 1, 96, 128, 33344, 1, 0, 1, 0, 2, 0, 0 }, NULL, attn_h71_kv1_d64_causal_prefill__avx512, 0 },
   { "attn_h71_kv1_d64_causal_decode__avx512", 71, 1, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 568, 128, 149312, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h71_kv1_d64_causal_decode__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 568, 128, 149312, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h71_kv1_d64_causal_decode__avx512, 0 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h71_kv1_d64_causal_prefill__avx2", 71, 1, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 1, 1, 72, 128, 27056, 1, 0, 1, 0, 2, 0, 0 }, NULL, attn_h71_kv1_d64_causal_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 1, 1, 72, 128, 27056, 1, 0, 1, 0, 2, 0, 0 }, NULL, attn_h71_kv1_d64_causal_prefill__avx2, 0 },
   { "attn_h71_kv1_d64_causal_decode__avx2", 71, 1, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 568, 32, 94016, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h71_kv1_d64_causal_decode__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 568, 32, 94016, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h71_kv1_d64_causal_decode__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h71_kv1_d64_causal_prefill__neon", 71, 1, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 1, 1, 80, 128, 29440, 1, 0, 1, 0, 2, 0, 0 }, NULL, attn_h71_kv1_d64_causal_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 1, 1, 80, 128, 29440, 1, 0, 1, 0, 2, 0, 0 }, NULL, attn_h71_kv1_d64_causal_prefill__neon, 0 },
   { "attn_h71_kv1_d64_causal_decode__neon", 71, 1, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 8, 0, 568, 64, 112448, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h71_kv1_d64_causal_decode__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 8, 0, 568, 64, 112448, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h71_kv1_d64_causal_decode__neon, 0 },
 #endif
   { "attn_h71_kv1_d64_causal_prefill__scalar", 71, 1, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 1, 1, 72, 128, 27056, 1, 0, 1, 0, 2, 0, 0 }, NULL, attn_h71_kv1_d64_causal_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 1, 1, 72, 128, 27056, 1, 0, 1, 0, 2, 0, 0 }, NULL, attn_h71_kv1_d64_causal_prefill__scalar, 0 },
   { "attn_h71_kv1_d64_causal_decode__scalar", 71, 1, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 8, 0, 568, 64, 112448, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h71_kv1_d64_causal_decode__scalar },
-  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL } /* end */
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 8, 0, 568, 64, 112448, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h71_kv1_d64_causal_decode__scalar, 0 },
+  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL, 0 } /* end */
 };
 
 /* RoPE inverse frequencies of the 32 pairs: theta^(-2i / rotary_dim), float64, computed once by
@@ -4441,9 +4441,9 @@ static const double attngen_table_falcon_7b_inv_freq[32] = {
   0.00031622776601683794, 0.00023713737056616554, 0.00017782794100389227, 0.0001333521432163324,
 };
 
-/* ABI 8 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+/* ABI 9 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
  * fallback): scale, rope, attention features */
 const attngen_table attngen_table_falcon_7b = {
-  8, "falcon-7b", "0.2.0", 71, 1, 64, { 0, { ATTNGEN_ROPE_HALF, 64, attngen_table_falcon_7b_inv_freq, 10000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 }, { 0 } }, attngen_table_falcon_7b_kernels,
+  9, "falcon-7b", "0.2.0", 71, 1, 64, { 0, { ATTNGEN_ROPE_HALF, 64, attngen_table_falcon_7b_inv_freq, 10000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 }, { 0 } }, attngen_table_falcon_7b_kernels,
   (int)(sizeof attngen_table_falcon_7b_kernels / sizeof attngen_table_falcon_7b_kernels[0]) - 1
 };

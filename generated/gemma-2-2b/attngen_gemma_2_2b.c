@@ -9985,47 +9985,47 @@ static void attn_h8_kv4_d256_causal_padding_softcap_decode__scalar(const attngen
 
 /* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, attention features, work cut (q_tile, kv heads per item, row stride, keys per tile,
  * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len, head split min bytes, min flop) or the
- * function computing it, kernel */
+ * function computing it, kernel, page size (0: a contiguous cache) */
 static const attngen_kernel_info attngen_table_gemma_2_2b_local_kernels[] = {
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h8_kv4_d256_causal_window_softcap_prefill__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_window_softcap_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_window_softcap_prefill__avx512, 0 },
   { "attn_h8_kv4_d256_causal_padding_window_softcap_prefill__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_prefill__avx512, 0 },
   { "attn_h8_kv4_d256_causal_window_softcap_decode__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_window_softcap_decode__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_window_softcap_decode__avx512, 0 },
   { "attn_h8_kv4_d256_causal_padding_window_softcap_decode__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_decode__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_decode__avx512, 0 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h8_kv4_d256_causal_window_softcap_prefill__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_window_softcap_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_window_softcap_prefill__avx2, 0 },
   { "attn_h8_kv4_d256_causal_padding_window_softcap_prefill__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_prefill__avx2, 0 },
   { "attn_h8_kv4_d256_causal_window_softcap_decode__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_window_softcap_decode__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_window_softcap_decode__avx2, 0 },
   { "attn_h8_kv4_d256_causal_padding_window_softcap_decode__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_decode__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_decode__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h8_kv4_d256_causal_window_softcap_prefill__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 62048, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_window_softcap_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 62048, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_window_softcap_prefill__neon, 0 },
   { "attn_h8_kv4_d256_causal_padding_window_softcap_prefill__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 62048, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 62048, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_prefill__neon, 0 },
   { "attn_h8_kv4_d256_causal_window_softcap_decode__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_window_softcap_decode__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_window_softcap_decode__neon, 0 },
   { "attn_h8_kv4_d256_causal_padding_window_softcap_decode__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_decode__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_decode__neon, 0 },
 #endif
   { "attn_h8_kv4_d256_causal_window_softcap_prefill__scalar", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 32, 1, 64, 32, 43392, 1, 0, 1, 0, 33, 0, 0 }, NULL, attn_h8_kv4_d256_causal_window_softcap_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 32, 1, 64, 32, 43392, 1, 0, 1, 0, 33, 0, 0 }, NULL, attn_h8_kv4_d256_causal_window_softcap_prefill__scalar, 0 },
   { "attn_h8_kv4_d256_causal_padding_window_softcap_prefill__scalar", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 32, 1, 64, 32, 43392, 1, 0, 1, 0, 33, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 32, 1, 64, 32, 43392, 1, 0, 1, 0, 33, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_prefill__scalar, 0 },
   { "attn_h8_kv4_d256_causal_window_softcap_decode__scalar", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_window_softcap_decode__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_window_softcap_decode__scalar, 0 },
   { "attn_h8_kv4_d256_causal_padding_window_softcap_decode__scalar", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_decode__scalar },
-  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL } /* end */
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_decode__scalar, 0 },
+  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL, 0 } /* end */
 };
 
 /* RoPE inverse frequencies of the 128 pairs: theta^(-2i / rotary_dim), float64, computed once by
@@ -10065,55 +10065,55 @@ static const double attngen_table_gemma_2_2b_local_inv_freq[128] = {
   0.0001333521432163324, 0.00012409377607517196, 0.00011547819846894582, 0.00010746078283213175,
 };
 
-/* ABI 8 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+/* ABI 9 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
  * fallback): scale, rope, attention features */
 const attngen_table attngen_table_gemma_2_2b_local = {
-  8, "gemma-2-2b/local", "0.2.0", 8, 4, 256, { 0.0625f, { ATTNGEN_ROPE_HALF, 256, attngen_table_gemma_2_2b_local_inv_freq, 10000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 }, { 4096, 0, 50.0f, 0.0f, NULL } }, attngen_table_gemma_2_2b_local_kernels,
+  9, "gemma-2-2b/local", "0.2.0", 8, 4, 256, { 0.0625f, { ATTNGEN_ROPE_HALF, 256, attngen_table_gemma_2_2b_local_inv_freq, 10000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 }, { 4096, 0, 50.0f, 0.0f, NULL } }, attngen_table_gemma_2_2b_local_kernels,
   (int)(sizeof attngen_table_gemma_2_2b_local_kernels / sizeof attngen_table_gemma_2_2b_local_kernels[0]) - 1
 };
 /* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, attention features, work cut (q_tile, kv heads per item, row stride, keys per tile,
  * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len, head split min bytes, min flop) or the
- * function computing it, kernel */
+ * function computing it, kernel, page size (0: a contiguous cache) */
 static const attngen_kernel_info attngen_table_gemma_2_2b_global_kernels[] = {
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h8_kv4_d256_causal_softcap_prefill__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_softcap_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_softcap_prefill__avx512, 0 },
   { "attn_h8_kv4_d256_causal_padding_softcap_prefill__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_prefill__avx512, 0 },
   { "attn_h8_kv4_d256_causal_softcap_decode__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_softcap_decode__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_softcap_decode__avx512, 0 },
   { "attn_h8_kv4_d256_causal_padding_softcap_decode__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_decode__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_decode__avx512, 0 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h8_kv4_d256_causal_softcap_prefill__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_softcap_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_softcap_prefill__avx2, 0 },
   { "attn_h8_kv4_d256_causal_padding_softcap_prefill__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_prefill__avx2, 0 },
   { "attn_h8_kv4_d256_causal_softcap_decode__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_softcap_decode__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_softcap_decode__avx2, 0 },
   { "attn_h8_kv4_d256_causal_padding_softcap_decode__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_decode__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_decode__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h8_kv4_d256_causal_softcap_prefill__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 62048, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_softcap_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 62048, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_softcap_prefill__neon, 0 },
   { "attn_h8_kv4_d256_causal_padding_softcap_prefill__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 62048, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 62048, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_prefill__neon, 0 },
   { "attn_h8_kv4_d256_causal_softcap_decode__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_softcap_decode__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_softcap_decode__neon, 0 },
   { "attn_h8_kv4_d256_causal_padding_softcap_decode__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_decode__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_decode__neon, 0 },
 #endif
   { "attn_h8_kv4_d256_causal_softcap_prefill__scalar", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 32, 1, 64, 32, 43392, 1, 0, 1, 0, 33, 0, 0 }, NULL, attn_h8_kv4_d256_causal_softcap_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 32, 1, 64, 32, 43392, 1, 0, 1, 0, 33, 0, 0 }, NULL, attn_h8_kv4_d256_causal_softcap_prefill__scalar, 0 },
   { "attn_h8_kv4_d256_causal_padding_softcap_prefill__scalar", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 32, 1, 64, 32, 43392, 1, 0, 1, 0, 33, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 32, 1, 64, 32, 43392, 1, 0, 1, 0, 33, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_prefill__scalar, 0 },
   { "attn_h8_kv4_d256_causal_softcap_decode__scalar", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_softcap_decode__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_softcap_decode__scalar, 0 },
   { "attn_h8_kv4_d256_causal_padding_softcap_decode__scalar", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_decode__scalar },
-  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL } /* end */
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_decode__scalar, 0 },
+  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL, 0 } /* end */
 };
 
 /* RoPE inverse frequencies of the 128 pairs: theta^(-2i / rotary_dim), float64, computed once by
@@ -10153,10 +10153,10 @@ static const double attngen_table_gemma_2_2b_global_inv_freq[128] = {
   0.0001333521432163324, 0.00012409377607517196, 0.00011547819846894582, 0.00010746078283213175,
 };
 
-/* ABI 8 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+/* ABI 9 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
  * fallback): scale, rope, attention features */
 const attngen_table attngen_table_gemma_2_2b_global = {
-  8, "gemma-2-2b/global", "0.2.0", 8, 4, 256, { 0.0625f, { ATTNGEN_ROPE_HALF, 256, attngen_table_gemma_2_2b_global_inv_freq, 10000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 }, { 0, 0, 50.0f, 0.0f, NULL } }, attngen_table_gemma_2_2b_global_kernels,
+  9, "gemma-2-2b/global", "0.2.0", 8, 4, 256, { 0.0625f, { ATTNGEN_ROPE_HALF, 256, attngen_table_gemma_2_2b_global_inv_freq, 10000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 }, { 0, 0, 50.0f, 0.0f, NULL } }, attngen_table_gemma_2_2b_global_kernels,
   (int)(sizeof attngen_table_gemma_2_2b_global_kernels / sizeof attngen_table_gemma_2_2b_global_kernels[0]) - 1
 };
 

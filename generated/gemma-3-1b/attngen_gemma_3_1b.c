@@ -10043,47 +10043,47 @@ static void attn_h4_kv1_d256_causal_padding_decode__scalar(const attngen_kernel 
 
 /* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, attention features, work cut (q_tile, kv heads per item, row stride, keys per tile,
  * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len, head split min bytes, min flop) or the
- * function computing it, kernel */
+ * function computing it, kernel, page size (0: a contiguous cache) */
 static const attngen_kernel_info attngen_table_gemma_3_1b_local_kernels[] = {
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h4_kv1_d256_causal_window_prefill__avx512", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 32, 60992, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_window_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 32, 60992, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_window_prefill__avx512, 0 },
   { "attn_h4_kv1_d256_causal_padding_window_prefill__avx512", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 32, 60992, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_padding_window_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 32, 60992, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_padding_window_prefill__avx512, 0 },
   { "attn_h4_kv1_d256_causal_window_decode__avx512", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 128, 20640, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_window_decode__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 128, 20640, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_window_decode__avx512, 0 },
   { "attn_h4_kv1_d256_causal_padding_window_decode__avx512", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 128, 20640, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_window_decode__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 128, 20640, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_window_decode__avx512, 0 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h4_kv1_d256_causal_window_prefill__avx2", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 32, 60992, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_window_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 32, 60992, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_window_prefill__avx2, 0 },
   { "attn_h4_kv1_d256_causal_padding_window_prefill__avx2", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 32, 60992, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_padding_window_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 32, 60992, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_padding_window_prefill__avx2, 0 },
   { "attn_h4_kv1_d256_causal_window_decode__avx2", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 32, 17568, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_window_decode__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 32, 17568, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_window_decode__avx2, 0 },
   { "attn_h4_kv1_d256_causal_padding_window_decode__avx2", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 32, 17568, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_window_decode__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 32, 17568, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_window_decode__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h4_kv1_d256_causal_window_prefill__neon", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 32, 62048, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_window_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 32, 62048, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_window_prefill__neon, 0 },
   { "attn_h4_kv1_d256_causal_padding_window_prefill__neon", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 32, 62048, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_padding_window_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 32, 62048, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_padding_window_prefill__neon, 0 },
   { "attn_h4_kv1_d256_causal_window_decode__neon", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 64, 18592, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_window_decode__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 64, 18592, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_window_decode__neon, 0 },
   { "attn_h4_kv1_d256_causal_padding_window_decode__neon", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 64, 18592, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_window_decode__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 64, 18592, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_window_decode__neon, 0 },
 #endif
   { "attn_h4_kv1_d256_causal_window_prefill__scalar", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 16, 1, 64, 32, 43392, 1, 0, 1, 0, 17, 0, 0 }, NULL, attn_h4_kv1_d256_causal_window_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 16, 1, 64, 32, 43392, 1, 0, 1, 0, 17, 0, 0 }, NULL, attn_h4_kv1_d256_causal_window_prefill__scalar, 0 },
   { "attn_h4_kv1_d256_causal_padding_window_prefill__scalar", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 16, 1, 64, 32, 43392, 1, 0, 1, 0, 17, 0, 0 }, NULL, attn_h4_kv1_d256_causal_padding_window_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 16, 1, 64, 32, 43392, 1, 0, 1, 0, 17, 0, 0 }, NULL, attn_h4_kv1_d256_causal_padding_window_prefill__scalar, 0 },
   { "attn_h4_kv1_d256_causal_window_decode__scalar", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 64, 18592, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_window_decode__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 64, 18592, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_window_decode__scalar, 0 },
   { "attn_h4_kv1_d256_causal_padding_window_decode__scalar", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 64, 18592, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_window_decode__scalar },
-  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL } /* end */
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 64, 18592, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_window_decode__scalar, 0 },
+  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL, 0 } /* end */
 };
 
 /* RoPE inverse frequencies of the 128 pairs: theta^(-2i / rotary_dim), float64, computed once by
@@ -10123,55 +10123,55 @@ static const double attngen_table_gemma_3_1b_local_inv_freq[128] = {
   0.0001333521432163324, 0.00012409377607517196, 0.00011547819846894582, 0.00010746078283213175,
 };
 
-/* ABI 8 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+/* ABI 9 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
  * fallback): scale, rope, attention features */
 const attngen_table attngen_table_gemma_3_1b_local = {
-  8, "gemma-3-1b/local", "0.2.0", 4, 1, 256, { 0.0625f, { ATTNGEN_ROPE_HALF, 256, attngen_table_gemma_3_1b_local_inv_freq, 10000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 }, { 512, 0, 0.0f, 0.0f, NULL } }, attngen_table_gemma_3_1b_local_kernels,
+  9, "gemma-3-1b/local", "0.2.0", 4, 1, 256, { 0.0625f, { ATTNGEN_ROPE_HALF, 256, attngen_table_gemma_3_1b_local_inv_freq, 10000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 }, { 512, 0, 0.0f, 0.0f, NULL } }, attngen_table_gemma_3_1b_local_kernels,
   (int)(sizeof attngen_table_gemma_3_1b_local_kernels / sizeof attngen_table_gemma_3_1b_local_kernels[0]) - 1
 };
 /* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, attention features, work cut (q_tile, kv heads per item, row stride, keys per tile,
  * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len, head split min bytes, min flop) or the
- * function computing it, kernel */
+ * function computing it, kernel, page size (0: a contiguous cache) */
 static const attngen_kernel_info attngen_table_gemma_3_1b_global_kernels[] = {
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h4_kv1_d256_causal_prefill__avx512", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 24, 1, 96, 32, 60992, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 24, 1, 96, 32, 60992, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_prefill__avx512, 0 },
   { "attn_h4_kv1_d256_causal_padding_prefill__avx512", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 24, 1, 96, 32, 60992, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_padding_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 24, 1, 96, 32, 60992, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_padding_prefill__avx512, 0 },
   { "attn_h4_kv1_d256_causal_decode__avx512", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 32, 128, 20640, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_decode__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 32, 128, 20640, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_decode__avx512, 0 },
   { "attn_h4_kv1_d256_causal_padding_decode__avx512", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 32, 128, 20640, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_decode__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 32, 128, 20640, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_decode__avx512, 0 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h4_kv1_d256_causal_prefill__avx2", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 24, 1, 96, 32, 60992, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 24, 1, 96, 32, 60992, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_prefill__avx2, 0 },
   { "attn_h4_kv1_d256_causal_padding_prefill__avx2", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 24, 1, 96, 32, 60992, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_padding_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 24, 1, 96, 32, 60992, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_padding_prefill__avx2, 0 },
   { "attn_h4_kv1_d256_causal_decode__avx2", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 32, 32, 17568, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_decode__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 32, 32, 17568, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_decode__avx2, 0 },
   { "attn_h4_kv1_d256_causal_padding_decode__avx2", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 32, 32, 17568, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_decode__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 32, 32, 17568, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_decode__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h4_kv1_d256_causal_prefill__neon", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 24, 1, 96, 32, 62048, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 24, 1, 96, 32, 62048, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_prefill__neon, 0 },
   { "attn_h4_kv1_d256_causal_padding_prefill__neon", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 24, 1, 96, 32, 62048, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_padding_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 24, 1, 96, 32, 62048, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_padding_prefill__neon, 0 },
   { "attn_h4_kv1_d256_causal_decode__neon", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 8, 0, 32, 64, 18592, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_decode__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 8, 0, 32, 64, 18592, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_decode__neon, 0 },
   { "attn_h4_kv1_d256_causal_padding_decode__neon", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 8, 0, 32, 64, 18592, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_decode__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 8, 0, 32, 64, 18592, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_decode__neon, 0 },
 #endif
   { "attn_h4_kv1_d256_causal_prefill__scalar", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 16, 1, 64, 32, 43392, 1, 0, 1, 0, 17, 0, 0 }, NULL, attn_h4_kv1_d256_causal_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 16, 1, 64, 32, 43392, 1, 0, 1, 0, 17, 0, 0 }, NULL, attn_h4_kv1_d256_causal_prefill__scalar, 0 },
   { "attn_h4_kv1_d256_causal_padding_prefill__scalar", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 16, 1, 64, 32, 43392, 1, 0, 1, 0, 17, 0, 0 }, NULL, attn_h4_kv1_d256_causal_padding_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 16, 1, 64, 32, 43392, 1, 0, 1, 0, 17, 0, 0 }, NULL, attn_h4_kv1_d256_causal_padding_prefill__scalar, 0 },
   { "attn_h4_kv1_d256_causal_decode__scalar", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 8, 0, 32, 64, 18592, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_decode__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 8, 0, 32, 64, 18592, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_decode__scalar, 0 },
   { "attn_h4_kv1_d256_causal_padding_decode__scalar", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 8, 0, 32, 64, 18592, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_decode__scalar },
-  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL } /* end */
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 8, 0, 32, 64, 18592, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_decode__scalar, 0 },
+  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL, 0 } /* end */
 };
 
 /* RoPE inverse frequencies of the 128 pairs: theta^(-2i / rotary_dim), float64, computed once by
@@ -10211,10 +10211,10 @@ static const double attngen_table_gemma_3_1b_global_inv_freq[128] = {
   1.5399265260594919e-06, 1.3823722273578996e-06, 1.2409377607517195e-06, 1.1139738599948023e-06,
 };
 
-/* ABI 8 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+/* ABI 9 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
  * fallback): scale, rope, attention features */
 const attngen_table attngen_table_gemma_3_1b_global = {
-  8, "gemma-3-1b/global", "0.2.0", 4, 1, 256, { 0.0625f, { ATTNGEN_ROPE_HALF, 256, attngen_table_gemma_3_1b_global_inv_freq, 1000000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 }, { 0 } }, attngen_table_gemma_3_1b_global_kernels,
+  9, "gemma-3-1b/global", "0.2.0", 4, 1, 256, { 0.0625f, { ATTNGEN_ROPE_HALF, 256, attngen_table_gemma_3_1b_global_inv_freq, 1000000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 }, { 0 } }, attngen_table_gemma_3_1b_global_kernels,
   (int)(sizeof attngen_table_gemma_3_1b_global_kernels / sizeof attngen_table_gemma_3_1b_global_kernels[0]) - 1
 };
 

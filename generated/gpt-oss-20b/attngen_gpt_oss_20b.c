@@ -8864,47 +8864,47 @@ static void attn_h64_kv8_d64_causal_padding_sinks_decode__scalar(const attngen_k
 
 /* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, attention features, work cut (q_tile, kv heads per item, row stride, keys per tile,
  * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len, head split min bytes, min flop) or the
- * function computing it, kernel */
+ * function computing it, kernel, page size (0: a contiguous cache) */
 static const attngen_kernel_info attngen_table_gpt_oss_20b_local_kernels[] = {
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h64_kv8_d64_causal_window_sinks_prefill__avx512", 64, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 12, 1, 96, 128, 33344, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d64_causal_window_sinks_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 12, 1, 96, 128, 33344, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d64_causal_window_sinks_prefill__avx512, 0 },
   { "attn_h64_kv8_d64_causal_padding_window_sinks_prefill__avx512", 64, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 12, 1, 96, 128, 33344, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d64_causal_padding_window_sinks_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 12, 1, 96, 128, 33344, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d64_causal_padding_window_sinks_prefill__avx512, 0 },
   { "attn_h64_kv8_d64_causal_window_sinks_decode__avx512", 64, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 133632, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_window_sinks_decode__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 133632, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_window_sinks_decode__avx512, 0 },
   { "attn_h64_kv8_d64_causal_padding_window_sinks_decode__avx512", 64, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 133632, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_padding_window_sinks_decode__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 133632, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_padding_window_sinks_decode__avx512, 0 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h64_kv8_d64_causal_window_sinks_prefill__avx2", 64, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 12, 1, 96, 128, 33344, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d64_causal_window_sinks_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 12, 1, 96, 128, 33344, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d64_causal_window_sinks_prefill__avx2, 0 },
   { "attn_h64_kv8_d64_causal_padding_window_sinks_prefill__avx2", 64, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 12, 1, 96, 128, 33344, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d64_causal_padding_window_sinks_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 12, 1, 96, 128, 33344, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d64_causal_padding_window_sinks_prefill__avx2, 0 },
   { "attn_h64_kv8_d64_causal_window_sinks_decode__avx2", 64, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 133632, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_window_sinks_decode__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 133632, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_window_sinks_decode__avx2, 0 },
   { "attn_h64_kv8_d64_causal_padding_window_sinks_decode__avx2", 64, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 133632, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_padding_window_sinks_decode__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 133632, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_padding_window_sinks_decode__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h64_kv8_d64_causal_window_sinks_prefill__neon", 64, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 12, 1, 96, 128, 33664, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d64_causal_window_sinks_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 12, 1, 96, 128, 33664, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d64_causal_window_sinks_prefill__neon, 0 },
   { "attn_h64_kv8_d64_causal_padding_window_sinks_prefill__neon", 64, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 12, 1, 96, 128, 33664, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d64_causal_padding_window_sinks_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 12, 1, 96, 128, 33664, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d64_causal_padding_window_sinks_prefill__neon, 0 },
   { "attn_h64_kv8_d64_causal_window_sinks_decode__neon", 64, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 8, 0, 64, 64, 100864, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_window_sinks_decode__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 8, 0, 64, 64, 100864, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_window_sinks_decode__neon, 0 },
   { "attn_h64_kv8_d64_causal_padding_window_sinks_decode__neon", 64, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 8, 0, 64, 64, 100864, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_padding_window_sinks_decode__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 8, 0, 64, 64, 100864, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_padding_window_sinks_decode__neon, 0 },
 #endif
   { "attn_h64_kv8_d64_causal_window_sinks_prefill__scalar", 64, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 8, 1, 64, 128, 24960, 1, 0, 1, 0, 9, 0, 0 }, NULL, attn_h64_kv8_d64_causal_window_sinks_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 8, 1, 64, 128, 24960, 1, 0, 1, 0, 9, 0, 0 }, NULL, attn_h64_kv8_d64_causal_window_sinks_prefill__scalar, 0 },
   { "attn_h64_kv8_d64_causal_padding_window_sinks_prefill__scalar", 64, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 8, 1, 64, 128, 24960, 1, 0, 1, 0, 9, 0, 0 }, NULL, attn_h64_kv8_d64_causal_padding_window_sinks_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 8, 1, 64, 128, 24960, 1, 0, 1, 0, 9, 0, 0 }, NULL, attn_h64_kv8_d64_causal_padding_window_sinks_prefill__scalar, 0 },
   { "attn_h64_kv8_d64_causal_window_sinks_decode__scalar", 64, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 8, 0, 64, 64, 100864, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_window_sinks_decode__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 8, 0, 64, 64, 100864, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_window_sinks_decode__scalar, 0 },
   { "attn_h64_kv8_d64_causal_padding_window_sinks_decode__scalar", 64, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 8, 0, 64, 64, 100864, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_padding_window_sinks_decode__scalar },
-  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL } /* end */
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 8, 0, 64, 64, 100864, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_padding_window_sinks_decode__scalar, 0 },
+  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL, 0 } /* end */
 };
 
 /* RoPE inverse frequencies of the 32 pairs: theta^(-2i / rotary_dim), then yarn scaling, float64, computed once by
@@ -8920,55 +8920,55 @@ static const double attngen_table_gpt_oss_20b_local_inv_freq[32] = {
   9.242089502428301e-07, 6.3682091461569897e-07, 4.3879782508643959e-07, 3.0235114281192144e-07,
 };
 
-/* ABI 8 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+/* ABI 9 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
  * fallback): scale, rope, attention features */
 const attngen_table attngen_table_gpt_oss_20b_local = {
-  8, "gpt-oss-20b/local", "0.2.0", 64, 8, 64, { 0, { ATTNGEN_ROPE_HALF, 64, attngen_table_gpt_oss_20b_local_inv_freq, 150000, ATTNGEN_ROPE_SCALING_YARN, 32, 0, 0, 4096, 32, 1, 0, 0, 0, 0, 1.3465735902799727 }, { 128, 0, 0.0f, 0.0f, NULL } }, attngen_table_gpt_oss_20b_local_kernels,
+  9, "gpt-oss-20b/local", "0.2.0", 64, 8, 64, { 0, { ATTNGEN_ROPE_HALF, 64, attngen_table_gpt_oss_20b_local_inv_freq, 150000, ATTNGEN_ROPE_SCALING_YARN, 32, 0, 0, 4096, 32, 1, 0, 0, 0, 0, 1.3465735902799727 }, { 128, 0, 0.0f, 0.0f, NULL } }, attngen_table_gpt_oss_20b_local_kernels,
   (int)(sizeof attngen_table_gpt_oss_20b_local_kernels / sizeof attngen_table_gpt_oss_20b_local_kernels[0]) - 1
 };
 /* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, attention features, work cut (q_tile, kv heads per item, row stride, keys per tile,
  * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len, head split min bytes, min flop) or the
- * function computing it, kernel */
+ * function computing it, kernel, page size (0: a contiguous cache) */
 static const attngen_kernel_info attngen_table_gpt_oss_20b_global_kernels[] = {
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h64_kv8_d64_causal_sinks_prefill__avx512", 64, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 12, 1, 96, 128, 33344, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d64_causal_sinks_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 12, 1, 96, 128, 33344, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d64_causal_sinks_prefill__avx512, 0 },
   { "attn_h64_kv8_d64_causal_padding_sinks_prefill__avx512", 64, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 12, 1, 96, 128, 33344, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d64_causal_padding_sinks_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 12, 1, 96, 128, 33344, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d64_causal_padding_sinks_prefill__avx512, 0 },
   { "attn_h64_kv8_d64_causal_sinks_decode__avx512", 64, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 133632, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_sinks_decode__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 133632, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_sinks_decode__avx512, 0 },
   { "attn_h64_kv8_d64_causal_padding_sinks_decode__avx512", 64, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 133632, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_padding_sinks_decode__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 133632, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_padding_sinks_decode__avx512, 0 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h64_kv8_d64_causal_sinks_prefill__avx2", 64, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 12, 1, 96, 128, 33344, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d64_causal_sinks_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 12, 1, 96, 128, 33344, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d64_causal_sinks_prefill__avx2, 0 },
   { "attn_h64_kv8_d64_causal_padding_sinks_prefill__avx2", 64, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 12, 1, 96, 128, 33344, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d64_causal_padding_sinks_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 12, 1, 96, 128, 33344, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d64_causal_padding_sinks_prefill__avx2, 0 },
   { "attn_h64_kv8_d64_causal_sinks_decode__avx2", 64, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 133632, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_sinks_decode__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 133632, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_sinks_decode__avx2, 0 },
   { "attn_h64_kv8_d64_causal_padding_sinks_decode__avx2", 64, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 133632, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_padding_sinks_decode__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 133632, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_padding_sinks_decode__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h64_kv8_d64_causal_sinks_prefill__neon", 64, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 12, 1, 96, 128, 33664, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d64_causal_sinks_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 12, 1, 96, 128, 33664, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d64_causal_sinks_prefill__neon, 0 },
   { "attn_h64_kv8_d64_causal_padding_sinks_prefill__neon", 64, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 12, 1, 96, 128, 33664, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d64_causal_padding_sinks_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 12, 1, 96, 128, 33664, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d64_causal_padding_sinks_prefill__neon, 0 },
   { "attn_h64_kv8_d64_causal_sinks_decode__neon", 64, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 8, 0, 64, 64, 100864, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_sinks_decode__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 8, 0, 64, 64, 100864, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_sinks_decode__neon, 0 },
   { "attn_h64_kv8_d64_causal_padding_sinks_decode__neon", 64, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 8, 0, 64, 64, 100864, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_padding_sinks_decode__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 8, 0, 64, 64, 100864, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_padding_sinks_decode__neon, 0 },
 #endif
   { "attn_h64_kv8_d64_causal_sinks_prefill__scalar", 64, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 8, 1, 64, 128, 24960, 1, 0, 1, 0, 9, 0, 0 }, NULL, attn_h64_kv8_d64_causal_sinks_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 8, 1, 64, 128, 24960, 1, 0, 1, 0, 9, 0, 0 }, NULL, attn_h64_kv8_d64_causal_sinks_prefill__scalar, 0 },
   { "attn_h64_kv8_d64_causal_padding_sinks_prefill__scalar", 64, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 8, 1, 64, 128, 24960, 1, 0, 1, 0, 9, 0, 0 }, NULL, attn_h64_kv8_d64_causal_padding_sinks_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 8, 1, 64, 128, 24960, 1, 0, 1, 0, 9, 0, 0 }, NULL, attn_h64_kv8_d64_causal_padding_sinks_prefill__scalar, 0 },
   { "attn_h64_kv8_d64_causal_sinks_decode__scalar", 64, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 8, 0, 64, 64, 100864, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_sinks_decode__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 8, 0, 64, 64, 100864, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_sinks_decode__scalar, 0 },
   { "attn_h64_kv8_d64_causal_padding_sinks_decode__scalar", 64, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 8, 0, 64, 64, 100864, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_padding_sinks_decode__scalar },
-  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL } /* end */
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 8, 0, 64, 64, 100864, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_padding_sinks_decode__scalar, 0 },
+  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL, 0 } /* end */
 };
 
 /* RoPE inverse frequencies of the 32 pairs: theta^(-2i / rotary_dim), then yarn scaling, float64, computed once by
@@ -8984,10 +8984,10 @@ static const double attngen_table_gpt_oss_20b_global_inv_freq[32] = {
   9.242089502428301e-07, 6.3682091461569897e-07, 4.3879782508643959e-07, 3.0235114281192144e-07,
 };
 
-/* ABI 8 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+/* ABI 9 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
  * fallback): scale, rope, attention features */
 const attngen_table attngen_table_gpt_oss_20b_global = {
-  8, "gpt-oss-20b/global", "0.2.0", 64, 8, 64, { 0, { ATTNGEN_ROPE_HALF, 64, attngen_table_gpt_oss_20b_global_inv_freq, 150000, ATTNGEN_ROPE_SCALING_YARN, 32, 0, 0, 4096, 32, 1, 0, 0, 0, 0, 1.3465735902799727 }, { 0, 0, 0.0f, 0.0f, NULL } }, attngen_table_gpt_oss_20b_global_kernels,
+  9, "gpt-oss-20b/global", "0.2.0", 64, 8, 64, { 0, { ATTNGEN_ROPE_HALF, 64, attngen_table_gpt_oss_20b_global_inv_freq, 150000, ATTNGEN_ROPE_SCALING_YARN, 32, 0, 0, 4096, 32, 1, 0, 0, 0, 0, 1.3465735902799727 }, { 0, 0, 0.0f, 0.0f, NULL } }, attngen_table_gpt_oss_20b_global_kernels,
   (int)(sizeof attngen_table_gpt_oss_20b_global_kernels / sizeof attngen_table_gpt_oss_20b_global_kernels[0]) - 1
 };
 

@@ -5186,47 +5186,47 @@ static void attn_h32_kv8_d64_causal_padding_decode__scalar(const attngen_kernel 
 
 /* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, attention features, work cut (q_tile, kv heads per item, row stride, keys per tile,
  * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len, head split min bytes, min flop) or the
- * function computing it, kernel */
+ * function computing it, kernel, page size (0: a contiguous cache) */
 static const attngen_kernel_info attngen_table_llama_3_2_1b_kernels[] = {
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h32_kv8_d64_causal_prefill__avx512", 32, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 24, 1, 96, 128, 33344, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d64_causal_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 24, 1, 96, 128, 33344, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d64_causal_prefill__avx512, 0 },
   { "attn_h32_kv8_d64_causal_padding_prefill__avx512", 32, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 24, 1, 96, 128, 33344, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d64_causal_padding_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 24, 1, 96, 128, 33344, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d64_causal_padding_prefill__avx512, 0 },
   { "attn_h32_kv8_d64_causal_decode__avx512", 32, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 32, 8, 66816, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d64_causal_decode__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 32, 8, 66816, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d64_causal_decode__avx512, 0 },
   { "attn_h32_kv8_d64_causal_padding_decode__avx512", 32, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 32, 8, 66816, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d64_causal_padding_decode__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 32, 8, 66816, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d64_causal_padding_decode__avx512, 0 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h32_kv8_d64_causal_prefill__avx2", 32, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 24, 1, 96, 128, 33344, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d64_causal_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 24, 1, 96, 128, 33344, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d64_causal_prefill__avx2, 0 },
   { "attn_h32_kv8_d64_causal_padding_prefill__avx2", 32, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 24, 1, 96, 128, 33344, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d64_causal_padding_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 24, 1, 96, 128, 33344, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d64_causal_padding_prefill__avx2, 0 },
   { "attn_h32_kv8_d64_causal_decode__avx2", 32, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 32, 8, 66816, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d64_causal_decode__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 32, 8, 66816, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d64_causal_decode__avx2, 0 },
   { "attn_h32_kv8_d64_causal_padding_decode__avx2", 32, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 32, 8, 66816, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d64_causal_padding_decode__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 32, 8, 66816, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d64_causal_padding_decode__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h32_kv8_d64_causal_prefill__neon", 32, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 24, 1, 96, 128, 33664, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d64_causal_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 24, 1, 96, 128, 33664, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d64_causal_prefill__neon, 0 },
   { "attn_h32_kv8_d64_causal_padding_prefill__neon", 32, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 24, 1, 96, 128, 33664, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d64_causal_padding_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 24, 1, 96, 128, 33664, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d64_causal_padding_prefill__neon, 0 },
   { "attn_h32_kv8_d64_causal_decode__neon", 32, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 8, 0, 32, 64, 50432, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d64_causal_decode__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 8, 0, 32, 64, 50432, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d64_causal_decode__neon, 0 },
   { "attn_h32_kv8_d64_causal_padding_decode__neon", 32, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 8, 0, 32, 64, 50432, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d64_causal_padding_decode__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 8, 0, 32, 64, 50432, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d64_causal_padding_decode__neon, 0 },
 #endif
   { "attn_h32_kv8_d64_causal_prefill__scalar", 32, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 16, 1, 64, 128, 24960, 1, 0, 1, 0, 17, 0, 0 }, NULL, attn_h32_kv8_d64_causal_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 16, 1, 64, 128, 24960, 1, 0, 1, 0, 17, 0, 0 }, NULL, attn_h32_kv8_d64_causal_prefill__scalar, 0 },
   { "attn_h32_kv8_d64_causal_padding_prefill__scalar", 32, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 16, 1, 64, 128, 24960, 1, 0, 1, 0, 17, 0, 0 }, NULL, attn_h32_kv8_d64_causal_padding_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 16, 1, 64, 128, 24960, 1, 0, 1, 0, 17, 0, 0 }, NULL, attn_h32_kv8_d64_causal_padding_prefill__scalar, 0 },
   { "attn_h32_kv8_d64_causal_decode__scalar", 32, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 8, 0, 32, 64, 50432, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d64_causal_decode__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 8, 0, 32, 64, 50432, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d64_causal_decode__scalar, 0 },
   { "attn_h32_kv8_d64_causal_padding_decode__scalar", 32, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 8, 0, 32, 64, 50432, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d64_causal_padding_decode__scalar },
-  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL } /* end */
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 8, 0, 32, 64, 50432, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d64_causal_padding_decode__scalar, 0 },
+  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL, 0 } /* end */
 };
 
 /* RoPE inverse frequencies of the 32 pairs: theta^(-2i / rotary_dim), then llama3 scaling, float64, computed once by
@@ -5242,9 +5242,9 @@ static const double attngen_table_llama_3_2_1b_inv_freq[32] = {
   3.2229329303788936e-07, 2.1387422816109151e-07, 1.4192720251899592e-07, 9.4183067254349087e-08,
 };
 
-/* ABI 8 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+/* ABI 9 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
  * fallback): scale, rope, attention features */
 const attngen_table attngen_table_llama_3_2_1b = {
-  8, "llama-3-2-1b", "0.2.0", 32, 8, 64, { 0, { ATTNGEN_ROPE_HALF, 64, attngen_table_llama_3_2_1b_inv_freq, 500000, ATTNGEN_ROPE_SCALING_LLAMA3, 32, 1, 4, 8192, 0, 0, 0, 0, 0, 0, 1 }, { 0 } }, attngen_table_llama_3_2_1b_kernels,
+  9, "llama-3-2-1b", "0.2.0", 32, 8, 64, { 0, { ATTNGEN_ROPE_HALF, 64, attngen_table_llama_3_2_1b_inv_freq, 500000, ATTNGEN_ROPE_SCALING_LLAMA3, 32, 1, 4, 8192, 0, 0, 0, 0, 0, 0, 1 }, { 0 } }, attngen_table_llama_3_2_1b_kernels,
   (int)(sizeof attngen_table_llama_3_2_1b_kernels / sizeof attngen_table_llama_3_2_1b_kernels[0]) - 1
 };

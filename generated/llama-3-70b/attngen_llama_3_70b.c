@@ -5571,47 +5571,47 @@ static void attn_h64_kv8_d128_causal_padding_decode__scalar(const attngen_kernel
 
 /* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, attention features, work cut (q_tile, kv heads per item, row stride, keys per tile,
  * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len, head split min bytes, min flop) or the
- * function computing it, kernel */
+ * function computing it, kernel, page size (0: a contiguous cache) */
 static const attngen_kernel_info attngen_table_llama_3_70b_kernels[] = {
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h64_kv8_d128_causal_prefill__avx512", 64, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 12, 1, 96, 64, 39488, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d128_causal_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 12, 1, 96, 64, 39488, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d128_causal_prefill__avx512, 0 },
   { "attn_h64_kv8_d128_causal_padding_prefill__avx512", 64, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 12, 1, 96, 64, 39488, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d128_causal_padding_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 12, 1, 96, 64, 39488, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d128_causal_padding_prefill__avx512, 0 },
   { "attn_h64_kv8_d128_causal_decode__avx512", 64, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 64, 8, 199168, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d128_causal_decode__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 64, 8, 199168, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d128_causal_decode__avx512, 0 },
   { "attn_h64_kv8_d128_causal_padding_decode__avx512", 64, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 64, 8, 199168, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d128_causal_padding_decode__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 64, 8, 199168, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d128_causal_padding_decode__avx512, 0 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h64_kv8_d128_causal_prefill__avx2", 64, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 12, 1, 96, 64, 39488, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d128_causal_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 12, 1, 96, 64, 39488, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d128_causal_prefill__avx2, 0 },
   { "attn_h64_kv8_d128_causal_padding_prefill__avx2", 64, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 12, 1, 96, 64, 39488, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d128_causal_padding_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 12, 1, 96, 64, 39488, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d128_causal_padding_prefill__avx2, 0 },
   { "attn_h64_kv8_d128_causal_decode__avx2", 64, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 64, 8, 199168, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d128_causal_decode__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 64, 8, 199168, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d128_causal_decode__avx2, 0 },
   { "attn_h64_kv8_d128_causal_padding_decode__avx2", 64, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 64, 8, 199168, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d128_causal_padding_decode__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 64, 8, 199168, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d128_causal_padding_decode__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h64_kv8_d128_causal_prefill__neon", 64, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 12, 1, 96, 64, 39712, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d128_causal_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 12, 1, 96, 64, 39712, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d128_causal_prefill__neon, 0 },
   { "attn_h64_kv8_d128_causal_padding_prefill__neon", 64, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 12, 1, 96, 64, 39712, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d128_causal_padding_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 12, 1, 96, 64, 39712, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d128_causal_padding_prefill__neon, 0 },
   { "attn_h64_kv8_d128_causal_decode__neon", 64, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 8, 0, 64, 64, 166400, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d128_causal_decode__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 8, 0, 64, 64, 166400, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d128_causal_decode__neon, 0 },
   { "attn_h64_kv8_d128_causal_padding_decode__neon", 64, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 8, 0, 64, 64, 166400, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d128_causal_padding_decode__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 8, 0, 64, 64, 166400, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d128_causal_padding_decode__neon, 0 },
 #endif
   { "attn_h64_kv8_d128_causal_prefill__scalar", 64, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 8, 1, 64, 64, 29056, 1, 0, 1, 0, 9, 0, 0 }, NULL, attn_h64_kv8_d128_causal_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 8, 1, 64, 64, 29056, 1, 0, 1, 0, 9, 0, 0 }, NULL, attn_h64_kv8_d128_causal_prefill__scalar, 0 },
   { "attn_h64_kv8_d128_causal_padding_prefill__scalar", 64, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 8, 1, 64, 64, 29056, 1, 0, 1, 0, 9, 0, 0 }, NULL, attn_h64_kv8_d128_causal_padding_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 8, 1, 64, 64, 29056, 1, 0, 1, 0, 9, 0, 0 }, NULL, attn_h64_kv8_d128_causal_padding_prefill__scalar, 0 },
   { "attn_h64_kv8_d128_causal_decode__scalar", 64, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 8, 0, 64, 64, 166400, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d128_causal_decode__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 8, 0, 64, 64, 166400, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d128_causal_decode__scalar, 0 },
   { "attn_h64_kv8_d128_causal_padding_decode__scalar", 64, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 8, 0, 64, 64, 166400, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d128_causal_padding_decode__scalar },
-  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL } /* end */
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 8, 0, 64, 64, 166400, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d128_causal_padding_decode__scalar, 0 },
+  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL, 0 } /* end */
 };
 
 /* RoPE inverse frequencies of the 64 pairs: theta^(-2i / rotary_dim), float64, computed once by
@@ -5635,9 +5635,9 @@ static const double attngen_table_llama_3_70b_inv_freq[64] = {
   4.5416704806078695e-06, 3.6997230440007069e-06, 3.0138581521391708e-06, 2.4551407911316089e-06,
 };
 
-/* ABI 8 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+/* ABI 9 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
  * fallback): scale, rope, attention features */
 const attngen_table attngen_table_llama_3_70b = {
-  8, "llama-3-70b", "0.2.0", 64, 8, 128, { 0, { ATTNGEN_ROPE_HALF, 128, attngen_table_llama_3_70b_inv_freq, 500000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 }, { 0 } }, attngen_table_llama_3_70b_kernels,
+  9, "llama-3-70b", "0.2.0", 64, 8, 128, { 0, { ATTNGEN_ROPE_HALF, 128, attngen_table_llama_3_70b_inv_freq, 500000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 }, { 0 } }, attngen_table_llama_3_70b_kernels,
   (int)(sizeof attngen_table_llama_3_70b_kernels / sizeof attngen_table_llama_3_70b_kernels[0]) - 1
 };

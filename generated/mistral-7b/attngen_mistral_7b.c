@@ -5930,47 +5930,47 @@ static void attn_h32_kv8_d128_causal_padding_window_decode__scalar(const attngen
 
 /* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, attention features, work cut (q_tile, kv heads per item, row stride, keys per tile,
  * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len, head split min bytes, min flop) or the
- * function computing it, kernel */
+ * function computing it, kernel, page size (0: a contiguous cache) */
 static const attngen_kernel_info attngen_table_mistral_7b_kernels[] = {
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h32_kv8_d128_causal_window_prefill__avx512", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d128_causal_window_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d128_causal_window_prefill__avx512, 0 },
   { "attn_h32_kv8_d128_causal_padding_window_prefill__avx512", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d128_causal_padding_window_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d128_causal_padding_window_prefill__avx512, 0 },
   { "attn_h32_kv8_d128_causal_window_decode__avx512", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_window_decode__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_window_decode__avx512, 0 },
   { "attn_h32_kv8_d128_causal_padding_window_decode__avx512", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_padding_window_decode__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_padding_window_decode__avx512, 0 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h32_kv8_d128_causal_window_prefill__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d128_causal_window_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d128_causal_window_prefill__avx2, 0 },
   { "attn_h32_kv8_d128_causal_padding_window_prefill__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d128_causal_padding_window_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d128_causal_padding_window_prefill__avx2, 0 },
   { "attn_h32_kv8_d128_causal_window_decode__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_window_decode__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_window_decode__avx2, 0 },
   { "attn_h32_kv8_d128_causal_padding_window_decode__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_padding_window_decode__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_padding_window_decode__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h32_kv8_d128_causal_window_prefill__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 64, 39712, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d128_causal_window_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 64, 39712, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d128_causal_window_prefill__neon, 0 },
   { "attn_h32_kv8_d128_causal_padding_window_prefill__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 64, 39712, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d128_causal_padding_window_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 64, 39712, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d128_causal_padding_window_prefill__neon, 0 },
   { "attn_h32_kv8_d128_causal_window_decode__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 64, 83200, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_window_decode__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 64, 83200, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_window_decode__neon, 0 },
   { "attn_h32_kv8_d128_causal_padding_window_decode__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 64, 83200, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_padding_window_decode__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 64, 83200, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_padding_window_decode__neon, 0 },
 #endif
   { "attn_h32_kv8_d128_causal_window_prefill__scalar", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 16, 1, 64, 64, 29056, 1, 0, 1, 0, 17, 0, 0 }, NULL, attn_h32_kv8_d128_causal_window_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 16, 1, 64, 64, 29056, 1, 0, 1, 0, 17, 0, 0 }, NULL, attn_h32_kv8_d128_causal_window_prefill__scalar, 0 },
   { "attn_h32_kv8_d128_causal_padding_window_prefill__scalar", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 16, 1, 64, 64, 29056, 1, 0, 1, 0, 17, 0, 0 }, NULL, attn_h32_kv8_d128_causal_padding_window_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 16, 1, 64, 64, 29056, 1, 0, 1, 0, 17, 0, 0 }, NULL, attn_h32_kv8_d128_causal_padding_window_prefill__scalar, 0 },
   { "attn_h32_kv8_d128_causal_window_decode__scalar", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 64, 83200, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_window_decode__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 64, 83200, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_window_decode__scalar, 0 },
   { "attn_h32_kv8_d128_causal_padding_window_decode__scalar", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 64, 83200, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_padding_window_decode__scalar },
-  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL } /* end */
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 64, 83200, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_padding_window_decode__scalar, 0 },
+  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL, 0 } /* end */
 };
 
 /* RoPE inverse frequencies of the 64 pairs: theta^(-2i / rotary_dim), float64, computed once by
@@ -5994,9 +5994,9 @@ static const double attngen_table_mistral_7b_inv_freq[64] = {
   0.00017782794100389227, 0.00015399265260594919, 0.0001333521432163324, 0.00011547819846894582,
 };
 
-/* ABI 8 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+/* ABI 9 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
  * fallback): scale, rope, attention features */
 const attngen_table attngen_table_mistral_7b = {
-  8, "mistral-7b", "0.2.0", 32, 8, 128, { 0, { ATTNGEN_ROPE_HALF, 128, attngen_table_mistral_7b_inv_freq, 10000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 }, { 4096, 0, 0.0f, 0.0f, NULL } }, attngen_table_mistral_7b_kernels,
+  9, "mistral-7b", "0.2.0", 32, 8, 128, { 0, { ATTNGEN_ROPE_HALF, 128, attngen_table_mistral_7b_inv_freq, 10000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 }, { 4096, 0, 0.0f, 0.0f, NULL } }, attngen_table_mistral_7b_kernels,
   (int)(sizeof attngen_table_mistral_7b_kernels / sizeof attngen_table_mistral_7b_kernels[0]) - 1
 };

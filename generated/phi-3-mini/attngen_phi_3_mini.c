@@ -3951,31 +3951,31 @@ static void attn_h32_kv32_d96_causal_window_decode__scalar(const attngen_kernel 
 
 /* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, attention features, work cut (q_tile, kv heads per item, row stride, keys per tile,
  * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len, head split min bytes, min flop) or the
- * function computing it, kernel */
+ * function computing it, kernel, page size (0: a contiguous cache) */
 static const attngen_kernel_info attngen_table_phi_3_mini_kernels[] = {
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h32_kv32_d96_causal_window_prefill__avx512", 32, 32, 96, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 96, 1, 96, 80, 34368, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h32_kv32_d96_causal_window_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 96, 1, 96, 80, 34368, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h32_kv32_d96_causal_window_prefill__avx512, 0 },
   { "attn_h32_kv32_d96_causal_window_decode__avx512", 32, 32, 96, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 8, 8, 83200, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv32_d96_causal_window_decode__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 8, 8, 83200, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv32_d96_causal_window_decode__avx512, 0 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h32_kv32_d96_causal_window_prefill__avx2", 32, 32, 96, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 96, 1, 96, 80, 34368, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h32_kv32_d96_causal_window_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 96, 1, 96, 80, 34368, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h32_kv32_d96_causal_window_prefill__avx2, 0 },
   { "attn_h32_kv32_d96_causal_window_decode__avx2", 32, 32, 96, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 8, 8, 83200, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv32_d96_causal_window_decode__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 8, 8, 83200, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv32_d96_causal_window_decode__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h32_kv32_d96_causal_window_prefill__neon", 32, 32, 96, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 96, 1, 96, 80, 34368, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h32_kv32_d96_causal_window_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 96, 1, 96, 80, 34368, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h32_kv32_d96_causal_window_prefill__neon, 0 },
   { "attn_h32_kv32_d96_causal_window_decode__neon", 32, 32, 96, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 8, 64, 68864, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv32_d96_causal_window_decode__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 8, 64, 68864, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv32_d96_causal_window_decode__neon, 0 },
 #endif
   { "attn_h32_kv32_d96_causal_window_prefill__scalar", 32, 32, 96, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 64, 1, 64, 80, 25472, 1, 0, 1, 0, 65, 0, 0 }, NULL, attn_h32_kv32_d96_causal_window_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 64, 1, 64, 80, 25472, 1, 0, 1, 0, 65, 0, 0 }, NULL, attn_h32_kv32_d96_causal_window_prefill__scalar, 0 },
   { "attn_h32_kv32_d96_causal_window_decode__scalar", 32, 32, 96, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 8, 64, 66816, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv32_d96_causal_window_decode__scalar },
-  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL } /* end */
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 8, 64, 66816, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv32_d96_causal_window_decode__scalar, 0 },
+  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL, 0 } /* end */
 };
 
 /* RoPE inverse frequencies of the 48 pairs: theta^(-2i / rotary_dim), float64, computed once by
@@ -3995,9 +3995,9 @@ static const double attngen_table_phi_3_mini_inv_freq[48] = {
   0.00021544346900318845, 0.00017782794100389227, 0.00014677992676220689, 0.00012115276586285887,
 };
 
-/* ABI 8 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+/* ABI 9 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
  * fallback): scale, rope, attention features */
 const attngen_table attngen_table_phi_3_mini = {
-  8, "phi-3-mini", "0.2.0", 32, 32, 96, { 0, { ATTNGEN_ROPE_HALF, 96, attngen_table_phi_3_mini_inv_freq, 10000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 }, { 2047, 0, 0.0f, 0.0f, NULL } }, attngen_table_phi_3_mini_kernels,
+  9, "phi-3-mini", "0.2.0", 32, 32, 96, { 0, { ATTNGEN_ROPE_HALF, 96, attngen_table_phi_3_mini_inv_freq, 10000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 }, { 2047, 0, 0.0f, 0.0f, NULL } }, attngen_table_phi_3_mini_kernels,
   (int)(sizeof attngen_table_phi_3_mini_kernels / sizeof attngen_table_phi_3_mini_kernels[0]) - 1
 };

@@ -5560,47 +5560,47 @@ static void attn_h14_kv2_d64_causal_padding_decode__scalar(const attngen_kernel 
 
 /* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, attention features, work cut (q_tile, kv heads per item, row stride, keys per tile,
  * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len, head split min bytes, min flop) or the
- * function computing it, kernel */
+ * function computing it, kernel, page size (0: a contiguous cache) */
 static const attngen_kernel_info attngen_table_qwen2_5_0_5b_kernels[] = {
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h14_kv2_d64_causal_prefill__avx512", 14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 27, 1, 192, 128, 58496, 1, 0, 1, 0, 28, 0, 0 }, NULL, attn_h14_kv2_d64_causal_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 27, 1, 192, 128, 58496, 1, 0, 1, 0, 28, 0, 0 }, NULL, attn_h14_kv2_d64_causal_prefill__avx512, 0 },
   { "attn_h14_kv2_d64_causal_padding_prefill__avx512", 14, 2, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 27, 1, 192, 128, 58496, 1, 0, 1, 0, 28, 0, 0 }, NULL, attn_h14_kv2_d64_causal_padding_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 27, 1, 192, 128, 58496, 1, 0, 1, 0, 28, 0, 0 }, NULL, attn_h14_kv2_d64_causal_padding_prefill__avx512, 0 },
   { "attn_h14_kv2_d64_causal_decode__avx512", 14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 56, 512, 72240, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h14_kv2_d64_causal_decode__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 56, 512, 72240, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h14_kv2_d64_causal_decode__avx512, 0 },
   { "attn_h14_kv2_d64_causal_padding_decode__avx512", 14, 2, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 56, 512, 72240, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h14_kv2_d64_causal_padding_decode__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 56, 512, 72240, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h14_kv2_d64_causal_padding_decode__avx512, 0 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h14_kv2_d64_causal_prefill__avx2", 14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 13, 1, 96, 128, 33344, 1, 0, 1, 0, 14, 0, 0 }, NULL, attn_h14_kv2_d64_causal_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 13, 1, 96, 128, 33344, 1, 0, 1, 0, 14, 0, 0 }, NULL, attn_h14_kv2_d64_causal_prefill__avx2, 0 },
   { "attn_h14_kv2_d64_causal_padding_prefill__avx2", 14, 2, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 13, 1, 96, 128, 33344, 1, 0, 1, 0, 14, 0, 0 }, NULL, attn_h14_kv2_d64_causal_padding_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 13, 1, 96, 128, 33344, 1, 0, 1, 0, 14, 0, 0 }, NULL, attn_h14_kv2_d64_causal_padding_prefill__avx2, 0 },
   { "attn_h14_kv2_d64_causal_decode__avx2", 14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 56, 8, 29232, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h14_kv2_d64_causal_decode__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 56, 8, 29232, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h14_kv2_d64_causal_decode__avx2, 0 },
   { "attn_h14_kv2_d64_causal_padding_decode__avx2", 14, 2, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 56, 8, 29232, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h14_kv2_d64_causal_padding_decode__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 56, 8, 29232, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h14_kv2_d64_causal_padding_decode__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h14_kv2_d64_causal_prefill__neon", 14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 13, 1, 96, 128, 33664, 1, 0, 1, 0, 14, 0, 0 }, NULL, attn_h14_kv2_d64_causal_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 13, 1, 96, 128, 33664, 1, 0, 1, 0, 14, 0, 0 }, NULL, attn_h14_kv2_d64_causal_prefill__neon, 0 },
   { "attn_h14_kv2_d64_causal_padding_prefill__neon", 14, 2, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 13, 1, 96, 128, 33664, 1, 0, 1, 0, 14, 0, 0 }, NULL, attn_h14_kv2_d64_causal_padding_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 13, 1, 96, 128, 33664, 1, 0, 1, 0, 14, 0, 0 }, NULL, attn_h14_kv2_d64_causal_padding_prefill__neon, 0 },
   { "attn_h14_kv2_d64_causal_decode__neon", 14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 8, 0, 56, 64, 22064, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h14_kv2_d64_causal_decode__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 8, 0, 56, 64, 22064, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h14_kv2_d64_causal_decode__neon, 0 },
   { "attn_h14_kv2_d64_causal_padding_decode__neon", 14, 2, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 8, 0, 56, 64, 22064, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h14_kv2_d64_causal_padding_decode__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 8, 0, 56, 64, 22064, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h14_kv2_d64_causal_padding_decode__neon, 0 },
 #endif
   { "attn_h14_kv2_d64_causal_prefill__scalar", 14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 9, 1, 64, 128, 24960, 1, 0, 1, 0, 10, 0, 0 }, NULL, attn_h14_kv2_d64_causal_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 9, 1, 64, 128, 24960, 1, 0, 1, 0, 10, 0, 0 }, NULL, attn_h14_kv2_d64_causal_prefill__scalar, 0 },
   { "attn_h14_kv2_d64_causal_padding_prefill__scalar", 14, 2, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 9, 1, 64, 128, 24960, 1, 0, 1, 0, 10, 0, 0 }, NULL, attn_h14_kv2_d64_causal_padding_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 9, 1, 64, 128, 24960, 1, 0, 1, 0, 10, 0, 0 }, NULL, attn_h14_kv2_d64_causal_padding_prefill__scalar, 0 },
   { "attn_h14_kv2_d64_causal_decode__scalar", 14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 8, 0, 56, 64, 22064, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h14_kv2_d64_causal_decode__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 8, 0, 56, 64, 22064, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h14_kv2_d64_causal_decode__scalar, 0 },
   { "attn_h14_kv2_d64_causal_padding_decode__scalar", 14, 2, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 8, 0, 56, 64, 22064, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h14_kv2_d64_causal_padding_decode__scalar },
-  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL } /* end */
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 8, 0, 56, 64, 22064, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h14_kv2_d64_causal_padding_decode__scalar, 0 },
+  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL, 0 } /* end */
 };
 
 /* RoPE inverse frequencies of the 32 pairs: theta^(-2i / rotary_dim), float64, computed once by
@@ -5616,9 +5616,9 @@ static const double attngen_table_qwen2_5_0_5b_inv_freq[32] = {
   5.6234132519034912e-06, 3.6517412725483771e-06, 2.3713737056616552e-06, 1.5399265260594919e-06,
 };
 
-/* ABI 8 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+/* ABI 9 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
  * fallback): scale, rope, attention features */
 const attngen_table attngen_table_qwen2_5_0_5b = {
-  8, "qwen2-5-0-5b", "0.2.0", 14, 2, 64, { 0, { ATTNGEN_ROPE_HALF, 64, attngen_table_qwen2_5_0_5b_inv_freq, 1000000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 }, { 0 } }, attngen_table_qwen2_5_0_5b_kernels,
+  9, "qwen2-5-0-5b", "0.2.0", 14, 2, 64, { 0, { ATTNGEN_ROPE_HALF, 64, attngen_table_qwen2_5_0_5b_inv_freq, 1000000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 }, { 0 } }, attngen_table_qwen2_5_0_5b_kernels,
   (int)(sizeof attngen_table_qwen2_5_0_5b_kernels / sizeof attngen_table_qwen2_5_0_5b_kernels[0]) - 1
 };

@@ -3269,36 +3269,36 @@ static void attn_h8_kv8_d64_cross_decode__scalar(const attngen_kernel *kernel, c
 
 /* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, attention features, work cut (q_tile, kv heads per item, row stride, keys per tile,
  * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len, head split min bytes, min flop) or the
- * function computing it, kernel */
+ * function computing it, kernel, page size (0: a contiguous cache) */
 static const attngen_kernel_info attngen_table_whisper_base_cross_kernels[] = {
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h8_kv8_d64_cross_prefill__avx512", 8, 8, 64, ATTNGEN_MASK_CROSS, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 96, 1, 96, 128, 33344, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h8_kv8_d64_cross_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 96, 1, 96, 128, 33344, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h8_kv8_d64_cross_prefill__avx512, 0 },
   { "attn_h8_kv8_d64_cross_decode__avx512", 8, 8, 64, ATTNGEN_MASK_CROSS, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 8, 8, 16704, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv8_d64_cross_decode__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 8, 8, 16704, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv8_d64_cross_decode__avx512, 0 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h8_kv8_d64_cross_prefill__avx2", 8, 8, 64, ATTNGEN_MASK_CROSS, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 96, 1, 96, 128, 33344, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h8_kv8_d64_cross_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 96, 1, 96, 128, 33344, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h8_kv8_d64_cross_prefill__avx2, 0 },
   { "attn_h8_kv8_d64_cross_decode__avx2", 8, 8, 64, ATTNGEN_MASK_CROSS, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 8, 8, 16704, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv8_d64_cross_decode__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 8, 8, 16704, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv8_d64_cross_decode__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h8_kv8_d64_cross_prefill__neon", 8, 8, 64, ATTNGEN_MASK_CROSS, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 96, 1, 96, 128, 33664, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h8_kv8_d64_cross_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 96, 1, 96, 128, 33664, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h8_kv8_d64_cross_prefill__neon, 0 },
   { "attn_h8_kv8_d64_cross_decode__neon", 8, 8, 64, ATTNGEN_MASK_CROSS, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 8, 0, 8, 64, 13120, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv8_d64_cross_decode__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, 0, { 8, 0, 8, 64, 13120, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv8_d64_cross_decode__neon, 0 },
 #endif
   { "attn_h8_kv8_d64_cross_prefill__scalar", 8, 8, 64, ATTNGEN_MASK_CROSS, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 64, 1, 64, 128, 24960, 1, 0, 1, 0, 65, 0, 0 }, NULL, attn_h8_kv8_d64_cross_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 64, 1, 64, 128, 24960, 1, 0, 1, 0, 65, 0, 0 }, NULL, attn_h8_kv8_d64_cross_prefill__scalar, 0 },
   { "attn_h8_kv8_d64_cross_decode__scalar", 8, 8, 64, ATTNGEN_MASK_CROSS, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 8, 0, 8, 64, 12608, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv8_d64_cross_decode__scalar },
-  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL } /* end */
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 8, 0, 8, 64, 12608, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv8_d64_cross_decode__scalar, 0 },
+  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL, 0 } /* end */
 };
 
-/* ABI 8 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+/* ABI 9 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
  * fallback): scale, rope, attention features */
 const attngen_table attngen_table_whisper_base_cross = {
-  8, "whisper-base-cross", "0.2.0", 8, 8, 64, { 0, { ATTNGEN_ROPE_NONE, 0, NULL, 0, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 0 } }, attngen_table_whisper_base_cross_kernels,
+  9, "whisper-base-cross", "0.2.0", 8, 8, 64, { 0, { ATTNGEN_ROPE_NONE, 0, NULL, 0, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 0 } }, attngen_table_whisper_base_cross_kernels,
   (int)(sizeof attngen_table_whisper_base_cross_kernels / sizeof attngen_table_whisper_base_cross_kernels[0]) - 1
 };

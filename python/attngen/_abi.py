@@ -22,10 +22,11 @@ ROPE_STYLES = ("none", "half", "interleaved")
 ATTN_FEATURES = {"window": 1, "softcap": 2, "sinks": 4, "alibi": 8}
 STATUS_CODES = {0: "ATTNGEN_OK", -1: "ATTNGEN_ERR_NULL", -2: "ATTNGEN_ERR_SIZE", -3: "ATTNGEN_ERR_CAPACITY",
                 -4: "ATTNGEN_ERR_LENGTHS", -5: "ATTNGEN_ERR_SHAPE", -6: "ATTNGEN_ERR_UNSUPPORTED",
-                -7: "ATTNGEN_ERR_NOMEM", -8: "ATTNGEN_ERR_STRIDE", -9: "ATTNGEN_ERR_ALIAS", -10: "ATTNGEN_ERR_DTYPE"}
+                -7: "ATTNGEN_ERR_NOMEM", -8: "ATTNGEN_ERR_STRIDE", -9: "ATTNGEN_ERR_ALIAS", -10: "ATTNGEN_ERR_DTYPE",
+                -11: "ATTNGEN_ERR_PAGE"}
 
 # C constants the package relies on, by their C names.
-CONSTANTS = {"ATTNGEN_ABI": 8, "ATTNGEN_MAX_HEAD_DIM": 512, "ATTNGEN_DECODE_MAX_Q": 8, "ATTNGEN_MAX_LEN": 1 << 30,
+CONSTANTS = {"ATTNGEN_ABI": 9, "ATTNGEN_MAX_HEAD_DIM": 512, "ATTNGEN_DECODE_MAX_Q": 8, "ATTNGEN_MAX_LEN": 1 << 30,
              "ATTNGEN_MAX_THREADS": 1024}
 CONSTANTS.update({"ATTNGEN_ISA_" + n.upper(): i for i, n in enumerate(ISAS)})
 CONSTANTS.update({"ATTNGEN_PHASE_" + n.upper(): i for i, n in enumerate(PHASES)})
@@ -39,7 +40,13 @@ CONSTANTS.update({code: status for status, code in STATUS_CODES.items()})
 class Shape(ctypes.Structure):
     _c_name = "attngen_shape"
     _fields_ = [("heads", c_int), ("kv_heads", c_int), ("head_dim", c_int),
-                ("mask", c_enum), ("phase", c_enum), ("kv_dtype", c_enum), ("features", ctypes.c_uint)]
+                ("mask", c_enum), ("phase", c_enum), ("kv_dtype", c_enum), ("features", ctypes.c_uint),
+                ("page_size", c_int)]
+
+
+class Pages(ctypes.Structure):
+    _c_name = "attngen_pages"
+    _fields_ = [("block_table", c_void_p), ("max_pages", c_int), ("num_pages", c_int), ("page_size", c_int)]
 
 
 class Strides(ctypes.Structure):
@@ -58,7 +65,7 @@ class Args(ctypes.Structure):
                 ("k_i8", c_void_p), ("v_i8", c_void_p), ("k_scale", c_void_p), ("v_scale", c_void_p),
                 ("k_scale_stride", Strides), ("v_scale_stride", Strides),
                 ("window", c_int), ("sink_tokens", c_int), ("softcap", c_float), ("alibi_slopes", c_void_p),
-                ("sinks", c_void_p)]
+                ("sinks", c_void_p), ("pages", Pages)]
 
 
 class Work(ctypes.Structure):
@@ -94,7 +101,7 @@ class KernelInfo(ctypes.Structure):
     _c_name = "attngen_kernel_info"
     _fields_ = [("name", c_char_p), ("heads", c_int), ("kv_heads", c_int), ("head_dim", c_int),
                 ("mask", c_enum), ("phase", c_enum), ("isa", c_enum), ("kv_dtype", c_enum), ("features", ctypes.c_uint),
-                ("work", Work), ("work_fn", c_void_p), ("fn", c_void_p)]
+                ("work", Work), ("work_fn", c_void_p), ("fn", c_void_p), ("page_size", c_int)]
 
 
 class Kernel(ctypes.Structure):
@@ -119,7 +126,7 @@ class AppendArgs(ctypes.Structure):
                 ("k_cache_bf16", c_void_p), ("v_cache_bf16", c_void_p),
                 ("k_cache_i8", c_void_p), ("v_cache_i8", c_void_p),
                 ("k_cache_scale", c_void_p), ("v_cache_scale", c_void_p),
-                ("k_cache_scale_stride", Strides), ("v_cache_scale_stride", Strides)]
+                ("k_cache_scale_stride", Strides), ("v_cache_scale_stride", Strides), ("pages", Pages)]
 
 
 class StepArgs(ctypes.Structure):
@@ -136,7 +143,7 @@ class MergeArgs(ctypes.Structure):
                 ("o", c_void_p), ("lse", c_void_p), ("o_stride", Strides), ("lse_stride", Strides)]
 
 
-STRUCTS = (Shape, Strides, Args, Work, Rope, FeatureValues, Params, KernelInfo, Kernel, Table, AppendArgs, StepArgs,
+STRUCTS = (Shape, Pages, Strides, Args, Work, Rope, FeatureValues, Params, KernelInfo, Kernel, Table, AppendArgs, StepArgs,
            MergeArgs)
 
 # The K/V pointer fields of each storage type, in Args (attention) and AppendArgs (append / step): (k, v, k scale,
