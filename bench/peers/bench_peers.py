@@ -21,6 +21,14 @@ Peers (families; a family may have several variants, the fastest is its column):
          OpenVINO's CPU plugin fuses into its own SDPA-with-KV-cache kernel. Every sample starts from a cache of
          kv_len-2 rows set through the state API, runs one untimed step (the first step after setting a state
          reallocates the cache) and times the step that makes the cache kv_len rows long.
+  ov-pa  decode only, the "paged" cases: OpenVINO's PagedAttention operator as vLLM's OpenVINO backend and
+         OpenVINO GenAI run it (bench/peers/ov_paged.py): the stateful model above, with a fused Q|K|V input named
+         inputs_embeds, rewritten by openvino._offline_transformations.paged_attention_transformation; its K/V
+         caches are pools of the block size the CPU plugin asks for (32 in 2026.4), and each sequence's block table
+         is a random permutation of the pool's pages. The pools are filled by calls that write every page as a
+         sequence of its own (attention inside a page only: the fill costs no O(kv_len^2) prefill; OpenVINO
+         quantizes its rows itself); the timed step writes row kv_len-1 and attends over kv_len rows, B sequences
+         in one call, its inputs bound once.
 On fp32 K/V every peer runs fp32 (OpenVINO: INFERENCE_PRECISION_HINT f32 and an f32 KV cache, whose default is u8).
 
 Reduced-precision caches (the cases labelled "kv <types>", Llama-3-8B decode h32/kv8/d128 at kv_len 16384 and
@@ -34,6 +42,14 @@ written by attngen_kv_append from the same fp32 rows (fill_cache: KVCache and Ke
               against ov-kv with KV_CACHE_PRECISION u8, the CPU plugin's default (asymmetric: an fp32 scale and an fp32
               zero point per row, KEY/VALUE_CACHE_GROUP_SIZE 0 = one group per head: 1 byte + 8 per 128 elements).
               OpenVINO quantizes the rows itself (the state API takes fp32 and stores u8).
+Paged caches (the cases labelled "paged", Llama-3-8B decode at batch 1 and 8, kv_len chosen at run time so the fp32
+K/V is 4x the last-level cache, PAGED_PAIRS): ov-pa on its paged cache against attngen on a contiguous cache of the
+same or fewer bytes (the attngen Python package has no paged calls; the label says "contiguous"):
+  f32, f16    the same type on both sides;
+  u8pa, int8  OpenVINO's u8 pages (keys quantized per channel over each page: an fp32 scale and zero point per
+              (page, kv head, column), 4*128/32 bytes a row at block size 32; values per row as u8 above: 128 + 8 +
+              16 bytes a (token, kv head) row, averaged over K and V: 148 against attngen int8's 132).
+The check is the reduced-precision one below, on the pages read back through the block table and dequantized.
 The table has a row per peer: both times, attngen÷peer (median over rounds of the per-round ratio), each side's
 cache type and K+V bytes (scales and zero points included), and each side's error against float64 on the fp32 K/V
 (what its cache type costs). torch and stateless OpenVINO take no cache and do not run these cases. Each peer's
@@ -82,9 +98,9 @@ difference is in results.csv (rel_diff) but judges neither. A failed check is fl
 table; the exit status is then 1.
 
 Environment: PEERS_QUICK=1 (small sizes, short budget), PEERS_FILTER=substring (case-insensitive, on the case
-label), PEERS_SECONDS (timing budget per case and thread count; default 4, quick 0.5), PEERS_THREADS (default
-"1,2"), PEERS_GAP_MS (default 5), PEERS_QUIESCE_MS (default 200), PEERS_MIN_SAMPLE_MS (default 2),
-PEERS_SEED (default 1).
+label; "paged": only the paged cases), PEERS_SECONDS (timing budget per case and thread count; default 4, quick
+0.5), PEERS_THREADS (default "1,2"), PEERS_GAP_MS (default 5), PEERS_QUIESCE_MS (default 200),
+PEERS_MIN_SAMPLE_MS (default 2), PEERS_SEED (default 1).
 Outputs in --out: results.txt (the printed tables), results.csv (one row per variant: times, kv_cache and
 cache_bytes, rel_diff against attngen, err_stored and err_fp32 against float64 on its stored values and on the fp32
 K/V for the reduced-precision cases), ratios_<n>t.dat (attngen ÷ each peer per case, for bench/peers/plot.gp).
@@ -110,7 +126,8 @@ import attngen  # noqa: E402  (python/, on PYTHONPATH)
 TOL = 1e-4
 TOL_F16_OUT = 1e-3  # a variant whose output is float16 (ONNX Runtime's float16 GroupQueryAttention): see the header
 DROP = 1.5  # a variant whose warm-up time is over DROP x its family's fastest is not timed
-FAMILIES = ["torch", "ort", "ov", "ov-kv"]
+FAMILIES = ["torch", "ort", "ov", "ov-kv", "ov-pa"]
+F32_FAMILIES = FAMILIES[:4]  # the families of the fp32 cases (ov-pa runs only the paged cases)
 
 # K/V storage types: attngen's by their attngen_kv_dtype names (attngen.KV_DTYPES); "u8" is OpenVINO's
 # CPU cache: asymmetric, one fp32 scale and one fp32 zero point per (token, kv head) row (KEY/VALUE_CACHE_GROUP_SIZE
@@ -118,38 +135,50 @@ FAMILIES = ["torch", "ort", "ov", "ov-kv"]
 KV_ROW_BYTES = {"f32": lambda d: 4 * d, "f16": lambda d: 2 * d, "bf16": lambda d: 2 * d,
                 "int8": lambda d: d + 4, "int8_g64": lambda d: d + 4 * (d // 64),
                 "int8_g32": lambda d: d + 4 * (d // 32),
-                "u8": lambda d: d + 8}
+                "u8": lambda d: d + 8,
+                # OpenVINO's paged u8: K per (page, kv head, column), V per row; the mean of a K and a V row
+                "u8pa": lambda d: d + 4 + 4 * d // OV_PA_BLOCK}
 # The typed decode cases: the cache each side holds, a peer's never smaller than attngen's (same type, or OpenVINO's
 # u8 with two fp32 per row against attngen's int8 with one).
 KV_PAIRS = {
     "f16": {"attngen": "f16", "ort": "f16", "ov-kv": "f16"},
     "int8": {"attngen": "int8", "ov-kv": "u8"},
 }
+# The paged decode cases: OpenVINO's paged cache against attngen's contiguous cache of the same or fewer bytes.
+OV_PA_BLOCK = 32  # rows per page that OpenVINO's CPU plugin asks for (checked against the compiled model)
+PAGED_PAIRS = {
+    "f32": {"attngen": "f32", "ov-pa": "f32"},
+    "f16": {"attngen": "f16", "ov-pa": "f16"},
+    "u8": {"attngen": "int8", "ov-pa": "u8pa"},
+}
 
 
 # ---------------------------------------------------------------------------------------------------- cases
 
 class Case:
-    def __init__(self, short, heads, kv_heads, head_dim, causal, decode, q_len, kv_len, batch=1, kv=None):
+    def __init__(self, short, heads, kv_heads, head_dim, causal, decode, q_len, kv_len, batch=1, kv=None,
+                 paged=False):
         self.short = short  # x-axis label of the plots
         self.heads, self.kv_heads, self.head_dim = heads, kv_heads, head_dim
         self.causal, self.decode = causal, decode
         self.batch, self.q_len, self.kv_len = batch, q_len, kv_len
         self.group = heads // kv_heads
-        # None: every side on fp32 K/V; else a KV_PAIRS key: the storage type of each side's cache (decode only)
-        self.kv = kv
-        self.types = KV_PAIRS[kv] if kv else None
+        # None: every side on fp32 K/V; else a KV_PAIRS (PAGED_PAIRS if paged) key: each side's cache type (decode)
+        self.kv, self.paged = kv, paged
+        self.types = (PAGED_PAIRS if paged else KV_PAIRS)[kv] if kv else None
         shape = f"h{heads}/kv{kv_heads}/d{head_dim}"
         if decode:
             self.label = f"decode {shape} L={kv_len}" + (f" B={batch}" if batch > 1 else "")
-            if kv:
+            if paged:
+                self.label += f" paged {self.types['ov-pa']}, attngen {self.types['attngen']} contiguous"
+            elif kv:
                 self.label += " kv " + "|".join(dict.fromkeys(self.types.values()))
         else:
             self.label = f"prefill {shape} {'causal' if causal else 'none'} S={q_len}"
 
     def families(self):
         """The peer families that run the case: every one on fp32 K/V, those with a cache of that type else."""
-        return [f for f in FAMILIES if f in self.types] if self.kv else FAMILIES
+        return [f for f in FAMILIES if f in self.types] if self.kv else F32_FAMILIES
 
     def cache_type(self, family):
         return self.types.get(family) if self.kv else "f32"
@@ -194,11 +223,25 @@ def make_cases(quick, llc):
         for kv in KV_PAIRS:
             short = f"L{n // 1024}k " + "|".join(dict.fromkeys(KV_PAIRS[kv].values()))
             c.append(Case(short, 32, 8, 128, True, True, 1, L(n), kv=kv))
+    # Paged caches, Llama-3-8B decode at batch 1 and 8 (PAGED_PAIRS), fp32 K/V 4x the last-level cache
+    for batch in (1, 8):
+        n = L(beyond_llc(llc, batch, 8, 128))
+        for kv in PAGED_PAIRS:
+            short = f"pg L{n // 1024}k" + (f" B{batch}" if batch > 1 else "") + " " + PAGED_PAIRS[kv]["ov-pa"]
+            c.append(Case(short, 32, 8, 128, True, True, 1, n, batch=batch, kv=kv, paged=True))
     for x in c:
         x.state, x.evict_each = kv_state(x, llc)
         if x.decode:
             x.label += " " + x.state
     return c
+
+
+def beyond_llc(llc, batch, kv_heads, head_dim):
+    """The power-of-two kv_len (>= 1024) whose fp32 K and V of `batch` sequences hold 4x the last-level cache."""
+    n = 1024
+    while 2 * batch * n * kv_heads * head_dim * 4 < 4 * llc:
+        n *= 2
+    return n
 
 
 def reference64(case, q, k, v):
@@ -671,8 +714,38 @@ class OvKvRunner(Runner):
         return self.q, k, v
 
 
-def peer_runners(family, case, q, k, v, threads, cache=None):
-    if case.kv:  # typed decode: the peers with a cache of that type (KV_PAIRS)
+class OvPagedRunner(Runner):
+    """OpenVINO's PagedAttention decode step on its paged cache (ov_paged.PagedDecode), compiled as ov_config says
+    with the cache type kv ("u8pa": u8, OpenVINO's own layout of u8 pages). Each step rewrites row kv_len-1 with
+    the same values."""
+    family = "ov-pa"
+
+    def __init__(self, case, q, k, v, threads, kv, rng):
+        from ov_paged import PagedDecode
+        ov_type = {"u8pa": "u8"}.get(kv, kv)
+        self.pa = PagedDecode(q, k, v, ov_config(threads, ov_type), rng)
+        self.cache_type, self.q = kv, q
+        self.variant = f"paged attention, {kv} pages of {self.pa.block}"
+        got = self.pa.cache_type.get_type_name()
+        notes = [f"compiled with a {got} cache, not {ov_type}"] if got != ov_type else []
+        if self.pa.block != OV_PA_BLOCK:
+            notes.append(f"pages of {self.pa.block} rows, not {OV_PA_BLOCK}: the MiB column is off")
+        self.note = "; ".join(notes)
+
+    def call(self):
+        self.pa.step()
+
+    def output(self):
+        return self.pa.output()
+
+    def stored(self):
+        return (self.q, *self.pa.stored())
+
+
+def peer_runners(family, case, q, k, v, threads, cache=None, rng=None):
+    if case.kv:  # typed decode: the peers with a cache of that type (KV_PAIRS, PAGED_PAIRS)
+        if family == "ov-pa":
+            return [OvPagedRunner(case, q, k, v, threads, case.cache_type("ov-pa"), rng)]
         if family == "ort":
             return ort_runners_kv(case, q, cache, threads)
         if family == "ov-kv":
@@ -819,7 +892,7 @@ def run_case(lib, case, threads, data, cfg, rng, log):
             results.append(r)
     for fam in case.families():
         try:
-            for r in peer_runners(fam, case, q, k, v, threads, cache):
+            for r in peer_runners(fam, case, q, k, v, threads, cache, rng):
                 results.append(Result(r))
         except Exception as e:
             r = Result(Runner())
@@ -1011,9 +1084,10 @@ def main():
         f"results.csv)")
     head = (f"{'case':<36} {'thr':>3} {'attngen':>9} {'torch':>9} {'ort':>9} {'ov':>9} {'ov-kv':>9} "
             f"{'attngen÷fastest':>15}  {'fastest':<20} {'attngen rate':>14}")
-    head_kv = (f"{'case':<44} {'thr':>3}  {'peer':<6}{'cache':<6}{'MiB':>7} {'ms':>9}  {'cache':<8}{'MiB':>7} "
+    lw = max([44] + [len(c.label) for c in cases if c.kv])  # the typed cases' label column
+    head_kv = (f"{'case':<{lw}} {'thr':>3}  {'peer':<6}{'cache':<6}{'MiB':>7} {'ms':>9}  {'cache':<8}{'MiB':>7} "
                f"{'ms':>9} {'GB/s':>6} {'attngen÷peer':>12}  {'err peer':>9} {'attngen':>8}")
-    head_kv0 = f"{'':<50}{' peer ':-^29}  {' attngen ':-^39}"
+    head_kv0 = f"{'':<{lw + 6}}{' peer ':-^29}  {' attngen ':-^39}"
     shown = set()
 
     def header(kind):
@@ -1021,9 +1095,10 @@ def main():
             return
         shown.add(kind)
         out()
-        if kind == "kv":
+        if kind in ("kv", "paged"):
             out("Reduced-precision K/V caches (decode): each peer against attngen on a cache of the same or fewer "
-                "bytes")
+                "bytes" if kind == "kv" else "Paged K/V caches (decode): OpenVINO's PagedAttention on its pages "
+                "(block table a random permutation) against attngen on a contiguous cache of the same or fewer bytes")
             out(head_kv0)
             out(head_kv)
             out("-" * len(head_kv))
@@ -1040,12 +1115,12 @@ def main():
             (case.batch, case.q_len, case.heads, case.head_dim),
             (case.batch, case.kv_len, case.kv_heads, case.head_dim),
             (case.batch, case.kv_len, case.kv_heads, case.head_dim)))))
-        header("kv" if case.kv else "f32")
+        header("paged" if case.paged else "kv" if case.kv else "f32")
         if case.kv:
             try:
                 data["cache"] = fill_cache(lib, case, data["k"], data["v"], case.cache_type("attngen"))
             except Exception as e:
-                out(f"{case.label:<44} attngen failed: cache fill: {e}")
+                out(f"{case.label:<{lw}} attngen failed: cache fill: {e}")
                 status = 1
                 continue
         for threads in cfg.threads:
@@ -1074,12 +1149,12 @@ def main():
                         cells = ("fail" if rs and att else "-", "-", "-")
                     err_att = f"{att.err_fp32:.1e}" if att and att.err_fp32 is not None else "-"
                     gbs = f"{case.kv_bytes(att_type) / att.median / 1e9:.1f}" if att else "-"
-                    out(f"{case.label:<44} {threads:>3}  {fam:<6}{ptype:<6}{mib(ptype):>7} {cells[0]:>9}  "
+                    out(f"{case.label:<{lw}} {threads:>3}  {fam:<6}{ptype:<6}{mib(ptype):>7} {cells[0]:>9}  "
                         f"{att_type:<8}{mib(att_type):>7} {att_cell + ('!' if att and att.disagrees else ''):>9} "
                         f"{gbs:>6} {cells[1]:>12}  {cells[2]:>9} {err_att:>8}")
             else:
                 cells = []
-                for fam in FAMILIES:
+                for fam in F32_FAMILIES:
                     rs = [r for r in results if r.family == fam]
                     b = best_of(results, fam)
                     if b:
@@ -1089,7 +1164,7 @@ def main():
                         cells.append("fail")
                     else:
                         cells.append("-")
-                peers = [best_of(results, f) for f in FAMILIES]
+                peers = [best_of(results, f) for f in F32_FAMILIES]
                 peers = [p for p in peers if p]
                 if att and peers:
                     fastest = min(peers, key=lambda p: p.median)
@@ -1172,6 +1247,10 @@ def main():
         out("max|out - float64| / max|float64|, float64 on the fp32 K/V before rounding (what each cache type costs).")
         out(f"'!': the check failed: against float64 on the side's own stored values, > {TOL:g} ({TOL_F16_OUT:g} for")
         out("a float16 output).")
+    if any(c.paged for c in cases):
+        out(f"Paged caches: ov-pa = OpenVINO's PagedAttention on pages of {OV_PA_BLOCK} rows (its CPU plugin's size),")
+        out("B sequences in one call; attngen on a contiguous cache (token-major or head-major, 'h'). u8pa: OpenVINO's")
+        out("u8 pages, K quantized per (page, kv head, column), V per row (fp32 scale and zero point), both counted.")
     kernels = sorted({(r["case"], r["variant"]) for r in csv_rows if r["family"] == "attngen"},
                      key=lambda x: [c.label for c in cases].index(x[0]))
     out()

@@ -3,11 +3,13 @@
 # Included by the top-level Makefile, which defines CC, BUILD, LUA, RUNTIME_SRC/RUNTIME_HDR and deps-bench.
 # Optional: not part of `make test`, and it needs PyPI (about 6 GB in build/peers-venv, mostly torch's CUDA libraries).
 #
-#   make bench-peers                         full run: every case at 1 and 2 threads (about 18 min on 2 busy
-#                                            cores, 3 of them the reduced-precision decode cases)
+#   make bench-peers                         full run: every case at 1 and 2 threads (about 20 min on 2 busy
+#                                            cores, 3 of them the reduced-precision decode cases, 2 the paged ones)
 #   make bench-peers PEERS_QUICK=1           smoke run with small sizes (about a minute)
 #   make bench-peers PEERS_FILTER='decode'   only the cases whose label contains the substring
 #   make bench-peers PEERS_FILTER='kv '      only the decode cases on reduced-precision K/V caches (f16, int8|u8)
+#   make bench-peers PEERS_FILTER=paged      only OpenVINO's PagedAttention on its paged caches (u8, f16, f32) against
+#                                            attngen's contiguous cache (about 2 min; bench/peers/ov_paged.py)
 #   make bench-peers-plot                    redraw the plots from an existing $(BUILD)/peers/ratios_*.dat
 # More knobs (PEERS_SECONDS, PEERS_THREADS, PEERS_GAP_MS, PEERS_QUIESCE_MS, PEERS_MIN_SAMPLE_MS) are in bench/peers/bench_peers.py's header.
 #
