@@ -355,6 +355,30 @@ static int scenario_shared(const test_case *c, case_result *r) {
     fail = step_both(&w, ATTNGEN_PHASE_DECODE, len, 1, 1, &seed, q, o, r);
     if (!fail && s == 5) fail = check_reference(&w, q, len, o, "decode over a shared prompt", r);
   }
+  /* the last step again as a cascade: the shared full pages read once for both sequences, each one's own pages on
+   * their own; against float64 and the step's own output */
+  int32_t *own_bt = (int32_t *)malloc((size_t)2 * w.max_pages * sizeof(int32_t));
+  float *oc = (float *)malloc((size_t)2 * w.H * w.d * sizeof(float));
+  if (!fail && (!own_bt || !oc)) fail = case_failf(r, "out of memory");
+  if (!fail && full > 0) {
+    const int own_pages = w.max_pages - full;
+    for (int b = 0; b < 2; b++)
+      for (int i = 0; i < own_pages; i++) own_bt[b * own_pages + i] = w.bt[b * w.max_pages + full + i];
+    attngen_cascade_args ca;
+    memset(&ca, 0, sizeof ca);
+    set_args(&w, 1, &ca.prefix), set_args(&w, 1, &ca.suffix);
+    ca.prefix.kv_len = full * w.ps, ca.prefix.pages.max_pages = full; /* sequence 0's table: the shared pages */
+    ca.suffix.pages.block_table = own_bt, ca.suffix.pages.max_pages = own_pages;
+    ca.suffix.batch = 2, ca.suffix.q_len = 1, ca.suffix.kv_len = len[0] - full * w.ps, ca.suffix.q = q, ca.suffix.o = oc;
+    const int st = attngen_cascade_decode(&kp, &ca, 1);
+    len[0]--, len[1]--; /* the step's cache lengths before its append */
+    if (st) fail = case_failf(r, "cascade over shared pages: %s (%s)", attngen_status_name(st), attngen_last_error());
+    else fail = check_reference(&w, q, len, oc, "cascade over shared pages", r);
+    for (size_t e = 0; !fail && e < (size_t)2 * w.H * w.d; e++)
+      if (!(fabsf(oc[e] - o[e]) <= CASE_TOL * fmaxf(1.0f, fabsf(o[e]))))
+        fail = case_failf(r, "cascade over shared pages: o[%zu] = %g, the step gave %g", e, (double)oc[e], (double)o[e]);
+  }
+  free(own_bt), free(oc);
   free(kn), free(vn), free(k2), free(v2), free(q), free(o);
   world_free(&w);
   return fail;

@@ -12,7 +12,8 @@ enum {
                    3 tokens; the last decode step also against float64 */
   PAGED_RUN,    /* attngen_run over 1100 keys: decode of 1 and 4 queries (split-KV, 1 and 3 threads), a chunked
                    prefill of 40 queries (causal_padding: kv_lens), each against float64 */
-  PAGED_SHARED, /* two sequences whose block tables share a prompt's full pages, then decode into their own pages */
+  PAGED_SHARED, /* two sequences whose block tables share a prompt's full pages, then decode into their own pages; the
+                   last step again through attngen_cascade_decode (the shared pages read once) */
   PAGED_RING,   /* a windowed layer's ring of pages (attngen_ring_block_table), decode over 3+ wraps == the whole cache */
   PAGED_ERRORS, /* every refusal of a bad page argument: its status, a message, nothing written */
   PAGED_COUNT_
