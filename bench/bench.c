@@ -554,6 +554,8 @@ static void run_case(bench_state *st, const bcase *c0) {
   /* these rows time attention alone: a RoPE table's descriptor is cleared (the naive and generic kernels do not
    * rotate either); run_rope times the rotation, the cache append and the fused step */
   memset(&ksel.params.rope, 0, sizeof ksel.params.rope);
+  /* the generic kernel with the table's values (scale, soft-cap, ...), as attngen_select's fallback binds them */
+  if (rcg == ATTNGEN_OK) kgen.params = ksel.params;
 
   char note[200] = "";
   if (!have_spec) {
@@ -1288,7 +1290,7 @@ static void run_paged(bench_state *st, const char *outdir) {
         }
         filled++;
         args[p].batch = 1, args[p].q_len = q_len, args[p].kv_len = kv, args[p].q = q, args[p].o = o[p];
-        job j = {RUN_KERNEL, &kern[p], &sh[p], &args[p], 1, NULL, NULL, NULL, -1, NULL};
+        job j = {RUN_KERNEL, &kern[p], &sh[p], &args[p], 1, NULL, NULL, NULL, -1, NULL, NULL};
         jobs[p] = j;
       }
       if (!ok) {
