@@ -94,7 +94,7 @@ int attngen_cascade_decode(const attngen_kernel *kernel, const attngen_cascade_a
     /* its own rows causal at its own length (bottom-right per sequence, as attngen_step), not at the longest */
     offsets[b] = own_rows(kernel, s, b) - Q;
     for (i = 0; i < Q; ++i) {
-      const long long p = s->q_pos ? s->q_pos[(size_t)b * Q + i] : (long long)args->prefix.kv_len + own_rows(kernel, s, b) - Q + i;
+      const long long p = s->q_pos ? s->q_pos[(size_t)b * Q + i] : (long long)args->prefix.kv_len + offsets[b] + i;
       if (p < args->prefix.kv_len - 1) { /* it would see only part of the prefix: not one pass for all */
         st = attngen_fail(ATTNGEN_ERR_SHAPE, "attngen: cascade: query %d of sequence %d is at position %lld, inside the "
                           "%d-row prefix; every query must come after it (own rows >= q_len - 1)", i, b, p,
@@ -109,9 +109,9 @@ int attngen_cascade_decode(const attngen_kernel *kernel, const attngen_cascade_a
   own.o = o_own, own.lse = lse_own, own.q_pos = pos;
   memset(&own.o_stride, 0, sizeof own.o_stride);
   if (s->kv_len > 0 && (st = run_at(kernel, &own, offsets, nthreads))) goto out;
-  { /* the queries, dense, as one sequence's rows */
-    const attngen_strides q_st = s->q_stride.seq ? s->q_stride
-                                                 : (attngen_strides){ (ptrdiff_t)Q * H * D, (ptrdiff_t)H * D, D };
+  { /* the queries, dense, as one sequence's rows (the caller's strides, a zero field its dense default) */
+    attngen_strides q_st = s->q_stride;
+    attngen_fill_default_strides(&q_st, H, D, Q);
     for (b = 0; b < B; ++b)
       for (i = 0; i < Q; ++i)
         for (h = 0; h < H; ++h)

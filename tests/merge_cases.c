@@ -308,9 +308,10 @@ static int run_cascade_one(const test_case *c, const attngen_table *rope_table, 
   uint32_t seed = (c->seed | 1u) + (uint32_t)mask;
   const int kvh = rope_table ? H : KVH; /* the RoPE table is MHA */
   const size_t row_kv = (size_t)kvh * D, nq = (size_t)B * Q * H * D;
+  const ptrdiff_t qb = (ptrdiff_t)Q * H * D + 16; /* Q's batch stride: padded, its seq and head strides left 0 */
   int kv = 0;
   for (int b = 0; b < B; b++) kv = own[b] > kv ? own[b] : kv;
-  float *q = randoms(nq, &seed), *kp = randoms(P * row_kv, &seed), *vp = randoms(P * row_kv, &seed);
+  float *q = randoms((size_t)B * qb, &seed), *kp = randoms(P * row_kv, &seed), *vp = randoms(P * row_kv, &seed);
   float *ko = randoms((size_t)B * MAXS * row_kv, &seed), *vo = randoms((size_t)B * MAXS * row_kv, &seed);
   float *kf = malloc((P + MAXS) * row_kv * sizeof(float)), *vf = malloc((P + MAXS) * row_kv * sizeof(float));
   float *o = sentinels(nq), *lse = sentinels((size_t)B * H * Q), *o1 = malloc(Q * H * D * sizeof(float));
@@ -329,6 +330,7 @@ static int run_cascade_one(const test_case *c, const attngen_table *rope_table, 
   memset(&ca, 0, sizeof ca);
   ca.prefix.kv_len = P, ca.prefix.k = kp, ca.prefix.v = vp;
   ca.suffix.batch = B, ca.suffix.q_len = Q, ca.suffix.kv_len = kv, ca.suffix.q = q, ca.suffix.o = o, ca.suffix.lse = lse;
+  ca.suffix.q_stride.batch = qb;
   ca.suffix.k = ko, ca.suffix.v = vo; /* [B][MAXS][KVH][D]: capacity MAXS */
   ca.suffix.kv_capacity = MAXS;
   for (int b = 0; b < B; b++) lens[b] = own[b];
@@ -344,7 +346,7 @@ static int run_cascade_one(const test_case *c, const attngen_table *rope_table, 
     memcpy(vf + P * row_kv, vo + (size_t)b * MAXS * row_kv, own[b] * row_kv * sizeof(float));
     attngen_args s;
     memset(&s, 0, sizeof s);
-    s.batch = 1, s.q_len = Q, s.kv_len = P + own[b], s.q = q + qoff, s.k = kf, s.v = vf, s.o = o1, s.lse = l1;
+    s.batch = 1, s.q_len = Q, s.kv_len = P + own[b], s.q = q + b * qb, s.k = kf, s.v = vf, s.o = o1, s.lse = l1;
     const int32_t whole_len = P + own[b];
     if (mask == ATTNGEN_MASK_CAUSAL_PADDING) s.kv_lens = &whole_len;
     /* RoPE: Q at its place in the whole cache (kv_len - q_len + i, as the cascade's default), K as stored */
