@@ -42,6 +42,24 @@ $(ind)default: $(generic and "break; /* every remainder has its edge */" or (nam
 $(ind)}
 @   end
 @ end
+@ -- Decode's P·V of kv head hh over `nkeys` keys of the tile from key j0 (nil: the tile's first), V rows from vbase:
+@ -- on rows contiguous per head (contig) the blocks that read each V row whole, so the head's rows stay one
+@ -- sequential stream, else the token-major blocks.
+@ local function pv_blocks(ind, j0, nkeys)
+@   local s_at = columns and ("st + " .. (j0 and j0 .. " * ms + " or "") .. "hh * rows_pv + r0")
+@     or ("st + (hh * rows_pv + r0) * ss" .. (j0 and " + " .. j0 or ""))
+@   local args = "(" .. s_at .. qs_arg .. ", alpha + hh * rows_pv + r0, " .. nkeys .. ", vbase, vs" ..
+@     (kv.scaled and ", vsbase, a->v_scale_stride.seq" or "") .. ", ot + r0 * dp, dp" .. (kern.D and "" or ", d") .. ");"
+@   if mk.pv_contig then
+$(ind)if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
+@     row_blocks(ind .. "  ", mk.pv_contig.pr, mk.pv_contig.name, mk.pv_contig.edges, args)
+$(ind)} else {
+@     row_blocks(ind .. "  ", PR, mk.pv_name, mk.pv_edges, args)
+$(ind)}
+@   else
+@     row_blocks(ind, PR, mk.pv_name, mk.pv_edges, args)
+@   end
+@ end
 @ -- The online softmax over the rows of S: R rows (RV: R rounded up to whole vectors; SS: S's key stride when S is
 @ -- transposed). Prefill emits it per kv head; decode once, over every kv head's rows side by side.
 @ local function softmax(R, RV, SS)
@@ -552,17 +570,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @     if kv.scaled then
         const float *vsbase = vshead + $(page_row("at", "a->v_scale_stride.batch", "a->v_scale_stride.seq"));
 @     end
-@     local pv_run = "(" .. (columns and "st + j0 * ms + hh * rows_pv + r0" or "st + (hh * rows_pv + r0) * ss + j0") ..
-@       qs_arg .. ", alpha + hh * rows_pv + r0, jn, vbase, vs" .. (kv.scaled and ", vsbase, a->v_scale_stride.seq" or "") .. ", ot + r0 * dp, dp" .. (kern.D and "" or ", d") .. ");"
-@     if mk.pv_contig then
-        if (contig) { /* as on a contiguous cache: the same microkernel, so the same sums */
-@       row_blocks("          ", mk.pv_contig.pr, mk.pv_contig.name, mk.pv_contig.edges, pv_run)
-        } else {
-@       row_blocks("          ", PR, mk.pv_name, mk.pv_edges, pv_run)
-        }
-@     else
-@       row_blocks("        ", PR, mk.pv_name, mk.pv_edges, pv_run)
-@     end
+@     pv_blocks("        ", "j0", "jn")
         if (j0 == 0)
           for (int r = 0; r < rows_pv; ++r) alpha[hh * rows_pv + r] = 1.0f;
       }
@@ -572,17 +580,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
       const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
 @   end
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
-@   local pv_args = "(" .. (columns and "st + hh * rows_pv + r0" or "st + (hh * rows_pv + r0) * ss") ..
-@     qs_arg .. ", alpha + hh * rows_pv + r0, n, vbase, vs" .. (kv.scaled and ", vsbase, a->v_scale_stride.seq" or "") .. ", ot + r0 * dp, dp" .. (kern.D and "" or ", d") .. ");"
-@   if mk.pv_contig then
-      if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
-@     row_blocks("        ", mk.pv_contig.pr, mk.pv_contig.name, mk.pv_contig.edges, pv_args)
-      } else {
-@     row_blocks("        ", PR, mk.pv_name, mk.pv_edges, pv_args)
-      }
-@   else
-@     row_blocks("      ", PR, mk.pv_name, mk.pv_edges, pv_args)
-@   end
+@   pv_blocks("      ", nil, "n")
 @   end
     }
 @ else
