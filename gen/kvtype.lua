@@ -2,8 +2,10 @@
 -- The cache's storage type as templates use it: for one (ISA vocabulary, storage type, head_dim) the C element type,
 -- the attngen_args fields a decode kernel reads, and the two words that turn stored elements into fp32: `load` (a
 -- vector, by the ISA's kv_load word for the type) and `elem` (one element, by the portable conversion of
--- runtime/attngen_convert.h, for the head_dim tails). int8 types multiply by their group's scale as they load, so
--- the microkernels compute on fp32 whatever the cache holds. The algorithm never names a type.
+-- runtime/attngen_convert.h, for the head_dim tails). int8 types with a scale per group of columns multiply by it as
+-- they load; with one scale per row (`row_scale`) the vector load is the bare integers and the microkernels apply the
+-- scale once per dot product (Q·Kᵀ) or per coefficient (P·V), a multiply per key rather than per vector. The
+-- algorithm never names a type.
 local spec = require("spec")
 local E = require("cexpr")
 local errors = require("errors")
@@ -30,6 +32,7 @@ function M.words(isa, dtype, D)
   w.v_ptr = cast .. "a->" .. (t.field and ("v_" .. t.field) or "v")
   -- elements per scale: a constant, or head_dim at run time for a per-row scale in a generic kernel
   if w.scaled then w.group = spec.kv_group(t.name, D) or "d" end
+  w.row_scale = w.scaled and (w.group == D or w.group == "d")
   local vload = isa.kv_load and isa.kv_load[field]
   if not vload then
     errors.raise("spec: gen/isa/%s.lua has no kv_load word for storage type '%s'", isa.name, t.name)
@@ -41,13 +44,16 @@ function M.words(isa, dtype, D)
     if g == D or g == "d" then return sp .. "[0]" end -- one scale per row: every column's
     return string.format("%s[(%s) / %s]", sp, E.I(c), E.I(g))
   end
-  -- a vector of W floats from row pointer `p` at column `c` (scales of that row at `sp`)
+  -- a vector of W floats from row pointer `p` at column `c` (scales of that row at `sp`); with one scale per row,
+  -- before it (the caller applies `row_scale_of`)
   function w.load(p, c, sp)
     local v = vload(E.add(p, c))
-    if w.scaled then v = isa.mul(v, isa.set1(scale_at(sp, c))) end
+    if w.scaled and not w.row_scale then v = isa.mul(v, isa.set1(scale_at(sp, c))) end
     return v
   end
-  -- one float: element `i` (a C expression) of row pointer `p`, column `c` (for the scale)
+  -- the scale of the row whose scales start at `sp`, when one scale serves the whole row
+  function w.row_scale_of(sp) return sp .. "[0]" end
+  -- one float, scaled: element `i` (a C expression) of row pointer `p`, column `c` (for the scale)
   function w.elem(p, i, c, sp)
     local x = to_float[field](string.format("%s[%s]", p, E.I(i)))
     if w.scaled then x = string.format("%s * %s", x, scale_at(sp, c)) end

@@ -37,7 +37,9 @@
 @   for r = 0, LIVE - 1 do
 @     local fm = {}
 @     for vv = 0, nv - 1 do fm[#fm + 1] = string.format("o%d_%d = %s;", r, vv, isa.fma("o" .. I(r) .. "_" .. I(vv), "p", "v" .. I(vv))) end
-      { const $(V) p = $(isa.bcast(add("pj", mul(r, PRS)))); $(table.concat(fm, " ")) }
+@     -- one scale per V row: it multiplies the coefficient (the vectors are the bare integers)
+@     local p = kv.row_scale and isa.set1("pj[" .. mul(r, PRS) .. "] * " .. kv.row_scale_of("vsj")) or isa.bcast(add("pj", mul(r, PRS)))
+      { const $(V) p = $(p); $(table.concat(fm, " ")) }
 @   end
     }
 @   for r = 0, LIVE - 1 do

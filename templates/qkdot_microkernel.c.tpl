@@ -101,6 +101,16 @@ $(indent)  $(table.concat(sums, " ")) }
 $(indent)ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
 @   end
 @ end
+@ -- one scale per K row: the vector sums are of the bare integers, scaled here once per score (the tails after
+@ -- this add scaled elements)
+@ local function scale_sums()
+@   if not kv.row_scale then return end
+@   for rr = 0, LIVE - 1 do
+@     local sc = {}
+@     for j = 0, KB - 1 do sc[#sc + 1] = string.format("s[%s] *= %s;", sidx(rr, j), kv.row_scale_of("ks" .. I(j))) end
+    $(table.concat(sc, " "))
+@   end
+@ end
 @ -- the loop form's last head_dim elements (past the last full vector), from c = `from` (empty: c as the loop left it)
 @ local function loop_tail(from)
     for ($(from); c < $(DV); ++c) { /* head_dim past the last full vector */
@@ -119,6 +129,7 @@ $(indent)ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep i
 @     end
 @   end
 @   store_all()
+@   scale_sums()
 @   for rr = 0, LIVE - 1 do
 @     for j = 0, KB - 1 do
 @       local tail = {}
@@ -135,12 +146,14 @@ $(indent)ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep i
     for (int c = 0; c + $(I(W)) <= $(DV); c += $(I(W))) { const $(V) kv = $(kload(j, "c")); $(table.concat(fm, " ")) }
 @   end
 @   store_all()
+@   scale_sums()
 @   loop_tail("int c = " .. DV .. " / " .. I(W) .. " * " .. I(W))
 @ else
     int c = 0;
     for (; c + $(I(W)) <= $(DV); c += $(I(W)))
 @   step("c", "      ")
 @   store_all()
+@   scale_sums()
 @   loop_tail("")
 @ end
   }

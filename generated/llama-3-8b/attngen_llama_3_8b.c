@@ -1344,22 +1344,26 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_4x1_t256_i
     __m512 acc2_0 = _mm512_setzero_ps();
     __m512 acc3_0 = _mm512_setzero_ps();
     { const __m512 qv0 = _mm512_loadu_ps(q0); const __m512 qv1 = _mm512_loadu_ps(q1); const __m512 qv2 = _mm512_loadu_ps(q2); const __m512 qv3 = _mm512_loadu_ps(q3);
-      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0), _mm512_set1_ps(ks0[0])); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m512 kv = attngen_i8_load_avx512(k0); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); } }
     { const __m512 qv0 = _mm512_loadu_ps(q0 + 16); const __m512 qv1 = _mm512_loadu_ps(q1 + 16); const __m512 qv2 = _mm512_loadu_ps(q2 + 16); const __m512 qv3 = _mm512_loadu_ps(q3 + 16);
-      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + 16), _mm512_set1_ps(ks0[0])); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m512 kv = attngen_i8_load_avx512(k0 + 16); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); } }
     { const __m512 qv0 = _mm512_loadu_ps(q0 + 32); const __m512 qv1 = _mm512_loadu_ps(q1 + 32); const __m512 qv2 = _mm512_loadu_ps(q2 + 32); const __m512 qv3 = _mm512_loadu_ps(q3 + 32);
-      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + 32), _mm512_set1_ps(ks0[0])); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m512 kv = attngen_i8_load_avx512(k0 + 32); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); } }
     { const __m512 qv0 = _mm512_loadu_ps(q0 + 48); const __m512 qv1 = _mm512_loadu_ps(q1 + 48); const __m512 qv2 = _mm512_loadu_ps(q2 + 48); const __m512 qv3 = _mm512_loadu_ps(q3 + 48);
-      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + 48), _mm512_set1_ps(ks0[0])); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m512 kv = attngen_i8_load_avx512(k0 + 48); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); } }
     { const __m512 qv0 = _mm512_loadu_ps(q0 + 64); const __m512 qv1 = _mm512_loadu_ps(q1 + 64); const __m512 qv2 = _mm512_loadu_ps(q2 + 64); const __m512 qv3 = _mm512_loadu_ps(q3 + 64);
-      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + 64), _mm512_set1_ps(ks0[0])); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m512 kv = attngen_i8_load_avx512(k0 + 64); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); } }
     { const __m512 qv0 = _mm512_loadu_ps(q0 + 80); const __m512 qv1 = _mm512_loadu_ps(q1 + 80); const __m512 qv2 = _mm512_loadu_ps(q2 + 80); const __m512 qv3 = _mm512_loadu_ps(q3 + 80);
-      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + 80), _mm512_set1_ps(ks0[0])); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m512 kv = attngen_i8_load_avx512(k0 + 80); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); } }
     { const __m512 qv0 = _mm512_loadu_ps(q0 + 96); const __m512 qv1 = _mm512_loadu_ps(q1 + 96); const __m512 qv2 = _mm512_loadu_ps(q2 + 96); const __m512 qv3 = _mm512_loadu_ps(q3 + 96);
-      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + 96), _mm512_set1_ps(ks0[0])); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m512 kv = attngen_i8_load_avx512(k0 + 96); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); } }
     { const __m512 qv0 = _mm512_loadu_ps(q0 + 112); const __m512 qv1 = _mm512_loadu_ps(q1 + 112); const __m512 qv2 = _mm512_loadu_ps(q2 + 112); const __m512 qv3 = _mm512_loadu_ps(q3 + 112);
-      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + 112), _mm512_set1_ps(ks0[0])); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m512 kv = attngen_i8_load_avx512(k0 + 112); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); } }
     attngen_hsum4_avx512(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    s[0] *= ks0[0];
+    s[1] *= ks0[0];
+    s[2] *= ks0[0];
+    s[3] *= ks0[0];
   }
 }
 
@@ -1386,52 +1390,56 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_4x4_t256_r
     __m512 acc2_0 = _mm512_setzero_ps(), acc2_1 = _mm512_setzero_ps(), acc2_2 = _mm512_setzero_ps(), acc2_3 = _mm512_setzero_ps();
     __m512 acc3_0 = _mm512_setzero_ps(), acc3_1 = _mm512_setzero_ps(), acc3_2 = _mm512_setzero_ps(), acc3_3 = _mm512_setzero_ps();
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0), _mm512_set1_ps(ks0[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
-      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + 16), _mm512_set1_ps(ks0[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
-      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + 32), _mm512_set1_ps(ks0[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
-      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + 48), _mm512_set1_ps(ks0[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
-      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + 64), _mm512_set1_ps(ks0[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
-      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + 80), _mm512_set1_ps(ks0[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
-      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + 96), _mm512_set1_ps(ks0[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
-      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + 112), _mm512_set1_ps(ks0[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
+      { const __m512 kv = attngen_i8_load_avx512(k0); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = attngen_i8_load_avx512(k0 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = attngen_i8_load_avx512(k0 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = attngen_i8_load_avx512(k0 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      { const __m512 kv = attngen_i8_load_avx512(k0 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m512 kv = attngen_i8_load_avx512(k0 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
+      { const __m512 kv = attngen_i8_load_avx512(k0 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m512 kv = attngen_i8_load_avx512(k0 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
       acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); acc2_0 = _mm512_add_ps(ka2, kb2); acc3_0 = _mm512_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1), _mm512_set1_ps(ks1[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
-      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + 16), _mm512_set1_ps(ks1[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
-      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + 32), _mm512_set1_ps(ks1[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
-      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + 48), _mm512_set1_ps(ks1[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
-      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + 64), _mm512_set1_ps(ks1[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
-      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + 80), _mm512_set1_ps(ks1[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
-      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + 96), _mm512_set1_ps(ks1[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
-      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + 112), _mm512_set1_ps(ks1[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
+      { const __m512 kv = attngen_i8_load_avx512(k1); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = attngen_i8_load_avx512(k1 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = attngen_i8_load_avx512(k1 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = attngen_i8_load_avx512(k1 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      { const __m512 kv = attngen_i8_load_avx512(k1 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m512 kv = attngen_i8_load_avx512(k1 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
+      { const __m512 kv = attngen_i8_load_avx512(k1 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m512 kv = attngen_i8_load_avx512(k1 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
       acc0_1 = _mm512_add_ps(ka0, kb0); acc1_1 = _mm512_add_ps(ka1, kb1); acc2_1 = _mm512_add_ps(ka2, kb2); acc3_1 = _mm512_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2), _mm512_set1_ps(ks2[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
-      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + 16), _mm512_set1_ps(ks2[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
-      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + 32), _mm512_set1_ps(ks2[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
-      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + 48), _mm512_set1_ps(ks2[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
-      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + 64), _mm512_set1_ps(ks2[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
-      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + 80), _mm512_set1_ps(ks2[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
-      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + 96), _mm512_set1_ps(ks2[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
-      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + 112), _mm512_set1_ps(ks2[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
+      { const __m512 kv = attngen_i8_load_avx512(k2); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = attngen_i8_load_avx512(k2 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = attngen_i8_load_avx512(k2 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = attngen_i8_load_avx512(k2 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      { const __m512 kv = attngen_i8_load_avx512(k2 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m512 kv = attngen_i8_load_avx512(k2 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
+      { const __m512 kv = attngen_i8_load_avx512(k2 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m512 kv = attngen_i8_load_avx512(k2 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
       acc0_2 = _mm512_add_ps(ka0, kb0); acc1_2 = _mm512_add_ps(ka1, kb1); acc2_2 = _mm512_add_ps(ka2, kb2); acc3_2 = _mm512_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3), _mm512_set1_ps(ks3[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
-      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + 16), _mm512_set1_ps(ks3[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
-      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + 32), _mm512_set1_ps(ks3[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
-      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + 48), _mm512_set1_ps(ks3[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
-      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + 64), _mm512_set1_ps(ks3[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
-      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + 80), _mm512_set1_ps(ks3[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
-      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + 96), _mm512_set1_ps(ks3[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
-      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + 112), _mm512_set1_ps(ks3[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
+      { const __m512 kv = attngen_i8_load_avx512(k3); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = attngen_i8_load_avx512(k3 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = attngen_i8_load_avx512(k3 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = attngen_i8_load_avx512(k3 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      { const __m512 kv = attngen_i8_load_avx512(k3 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m512 kv = attngen_i8_load_avx512(k3 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
+      { const __m512 kv = attngen_i8_load_avx512(k3 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m512 kv = attngen_i8_load_avx512(k3 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
       acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); acc2_3 = _mm512_add_ps(ka2, kb2); acc3_3 = _mm512_add_ps(ka3, kb3); }
     attngen_hsum4_avx512(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
     attngen_hsum4_avx512(s + 256, acc0_1, acc1_1, acc2_1, acc3_1);
     attngen_hsum4_avx512(s + 512, acc0_2, acc1_2, acc2_2, acc3_2);
     attngen_hsum4_avx512(s + 768, acc0_3, acc1_3, acc2_3, acc3_3);
+    s[0] *= ks0[0]; s[256] *= ks1[0]; s[512] *= ks2[0]; s[768] *= ks3[0];
+    s[1] *= ks0[0]; s[257] *= ks1[0]; s[513] *= ks2[0]; s[769] *= ks3[0];
+    s[2] *= ks0[0]; s[258] *= ks1[0]; s[514] *= ks2[0]; s[770] *= ks3[0];
+    s[3] *= ks0[0]; s[259] *= ks1[0]; s[515] *= ks2[0]; s[771] *= ks3[0];
   }
 }
 
@@ -1450,12 +1458,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x48_t256_int
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
-      __m512 v0 = _mm512_mul_ps(attngen_i8_load_avx512(vj), _mm512_set1_ps(vsj[0])), v1 = _mm512_mul_ps(attngen_i8_load_avx512(vj + 16), _mm512_set1_ps(vsj[0])), v2 = _mm512_mul_ps(attngen_i8_load_avx512(vj + 32), _mm512_set1_ps(vsj[0])); /* in registers: each is used by 4 rows */
+      __m512 v0 = attngen_i8_load_avx512(vj), v1 = attngen_i8_load_avx512(vj + 16), v2 = attngen_i8_load_avx512(vj + 32); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2);
-      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); }
-      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); }
-      { const __m512 p = _mm512_set1_ps(*(pj + 2)); o2_0 = _mm512_fmadd_ps(p, v0, o2_0); o2_1 = _mm512_fmadd_ps(p, v1, o2_1); o2_2 = _mm512_fmadd_ps(p, v2, o2_2); }
-      { const __m512 p = _mm512_set1_ps(*(pj + 3)); o3_0 = _mm512_fmadd_ps(p, v0, o3_0); o3_1 = _mm512_fmadd_ps(p, v1, o3_1); o3_2 = _mm512_fmadd_ps(p, v2, o3_2); }
+      { const __m512 p = _mm512_set1_ps(pj[0] * vsj[0]); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); }
+      { const __m512 p = _mm512_set1_ps(pj[1] * vsj[0]); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); }
+      { const __m512 p = _mm512_set1_ps(pj[2] * vsj[0]); o2_0 = _mm512_fmadd_ps(p, v0, o2_0); o2_1 = _mm512_fmadd_ps(p, v1, o2_1); o2_2 = _mm512_fmadd_ps(p, v2, o2_2); }
+      { const __m512 p = _mm512_set1_ps(pj[3] * vsj[0]); o3_0 = _mm512_fmadd_ps(p, v0, o3_0); o3_1 = _mm512_fmadd_ps(p, v1, o3_1); o3_2 = _mm512_fmadd_ps(p, v2, o3_2); }
     }
     _mm512_storeu_ps(o, o0_0); _mm512_storeu_ps(o + 16, o0_1); _mm512_storeu_ps(o + 32, o0_2);
     _mm512_storeu_ps(o + os, o1_0); _mm512_storeu_ps(o + os + 16, o1_1); _mm512_storeu_ps(o + os + 32, o1_2);
@@ -1471,12 +1479,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x48_t256_int
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
-      __m512 v0 = _mm512_mul_ps(attngen_i8_load_avx512(vj + 48), _mm512_set1_ps(vsj[0])), v1 = _mm512_mul_ps(attngen_i8_load_avx512(vj + 64), _mm512_set1_ps(vsj[0])), v2 = _mm512_mul_ps(attngen_i8_load_avx512(vj + 80), _mm512_set1_ps(vsj[0])); /* in registers: each is used by 4 rows */
+      __m512 v0 = attngen_i8_load_avx512(vj + 48), v1 = attngen_i8_load_avx512(vj + 64), v2 = attngen_i8_load_avx512(vj + 80); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2);
-      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); }
-      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); }
-      { const __m512 p = _mm512_set1_ps(*(pj + 2)); o2_0 = _mm512_fmadd_ps(p, v0, o2_0); o2_1 = _mm512_fmadd_ps(p, v1, o2_1); o2_2 = _mm512_fmadd_ps(p, v2, o2_2); }
-      { const __m512 p = _mm512_set1_ps(*(pj + 3)); o3_0 = _mm512_fmadd_ps(p, v0, o3_0); o3_1 = _mm512_fmadd_ps(p, v1, o3_1); o3_2 = _mm512_fmadd_ps(p, v2, o3_2); }
+      { const __m512 p = _mm512_set1_ps(pj[0] * vsj[0]); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); }
+      { const __m512 p = _mm512_set1_ps(pj[1] * vsj[0]); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); }
+      { const __m512 p = _mm512_set1_ps(pj[2] * vsj[0]); o2_0 = _mm512_fmadd_ps(p, v0, o2_0); o2_1 = _mm512_fmadd_ps(p, v1, o2_1); o2_2 = _mm512_fmadd_ps(p, v2, o2_2); }
+      { const __m512 p = _mm512_set1_ps(pj[3] * vsj[0]); o3_0 = _mm512_fmadd_ps(p, v0, o3_0); o3_1 = _mm512_fmadd_ps(p, v1, o3_1); o3_2 = _mm512_fmadd_ps(p, v2, o3_2); }
     }
     _mm512_storeu_ps(o + 48, o0_0); _mm512_storeu_ps(o + 64, o0_1); _mm512_storeu_ps(o + 80, o0_2);
     _mm512_storeu_ps(o + os + 48, o1_0); _mm512_storeu_ps(o + os + 64, o1_1); _mm512_storeu_ps(o + os + 80, o1_2);
@@ -1492,12 +1500,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x48_t256_int
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
-      __m512 v0 = _mm512_mul_ps(attngen_i8_load_avx512(vj + 96), _mm512_set1_ps(vsj[0])), v1 = _mm512_mul_ps(attngen_i8_load_avx512(vj + 112), _mm512_set1_ps(vsj[0])); /* in registers: each is used by 4 rows */
+      __m512 v0 = attngen_i8_load_avx512(vj + 96), v1 = attngen_i8_load_avx512(vj + 112); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1);
-      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); }
-      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); }
-      { const __m512 p = _mm512_set1_ps(*(pj + 2)); o2_0 = _mm512_fmadd_ps(p, v0, o2_0); o2_1 = _mm512_fmadd_ps(p, v1, o2_1); }
-      { const __m512 p = _mm512_set1_ps(*(pj + 3)); o3_0 = _mm512_fmadd_ps(p, v0, o3_0); o3_1 = _mm512_fmadd_ps(p, v1, o3_1); }
+      { const __m512 p = _mm512_set1_ps(pj[0] * vsj[0]); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); }
+      { const __m512 p = _mm512_set1_ps(pj[1] * vsj[0]); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); }
+      { const __m512 p = _mm512_set1_ps(pj[2] * vsj[0]); o2_0 = _mm512_fmadd_ps(p, v0, o2_0); o2_1 = _mm512_fmadd_ps(p, v1, o2_1); }
+      { const __m512 p = _mm512_set1_ps(pj[3] * vsj[0]); o3_0 = _mm512_fmadd_ps(p, v0, o3_0); o3_1 = _mm512_fmadd_ps(p, v1, o3_1); }
     }
     _mm512_storeu_ps(o + 96, o0_0); _mm512_storeu_ps(o + 112, o0_1);
     _mm512_storeu_ps(o + os + 96, o1_0); _mm512_storeu_ps(o + os + 112, o1_1);
@@ -1519,10 +1527,10 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_2x128_t256_in
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
-      __m512 v0 = _mm512_mul_ps(attngen_i8_load_avx512(vj), _mm512_set1_ps(vsj[0])), v1 = _mm512_mul_ps(attngen_i8_load_avx512(vj + 16), _mm512_set1_ps(vsj[0])), v2 = _mm512_mul_ps(attngen_i8_load_avx512(vj + 32), _mm512_set1_ps(vsj[0])), v3 = _mm512_mul_ps(attngen_i8_load_avx512(vj + 48), _mm512_set1_ps(vsj[0])), v4 = _mm512_mul_ps(attngen_i8_load_avx512(vj + 64), _mm512_set1_ps(vsj[0])), v5 = _mm512_mul_ps(attngen_i8_load_avx512(vj + 80), _mm512_set1_ps(vsj[0])), v6 = _mm512_mul_ps(attngen_i8_load_avx512(vj + 96), _mm512_set1_ps(vsj[0])), v7 = _mm512_mul_ps(attngen_i8_load_avx512(vj + 112), _mm512_set1_ps(vsj[0])); /* in registers: each is used by 2 rows */
+      __m512 v0 = attngen_i8_load_avx512(vj), v1 = attngen_i8_load_avx512(vj + 16), v2 = attngen_i8_load_avx512(vj + 32), v3 = attngen_i8_load_avx512(vj + 48), v4 = attngen_i8_load_avx512(vj + 64), v5 = attngen_i8_load_avx512(vj + 80), v6 = attngen_i8_load_avx512(vj + 96), v7 = attngen_i8_load_avx512(vj + 112); /* in registers: each is used by 2 rows */
       ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2); ATTNGEN_PIN_AVX512(v3); ATTNGEN_PIN_AVX512(v4); ATTNGEN_PIN_AVX512(v5); ATTNGEN_PIN_AVX512(v6); ATTNGEN_PIN_AVX512(v7);
-      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); o0_4 = _mm512_fmadd_ps(p, v4, o0_4); o0_5 = _mm512_fmadd_ps(p, v5, o0_5); o0_6 = _mm512_fmadd_ps(p, v6, o0_6); o0_7 = _mm512_fmadd_ps(p, v7, o0_7); }
-      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); o1_3 = _mm512_fmadd_ps(p, v3, o1_3); o1_4 = _mm512_fmadd_ps(p, v4, o1_4); o1_5 = _mm512_fmadd_ps(p, v5, o1_5); o1_6 = _mm512_fmadd_ps(p, v6, o1_6); o1_7 = _mm512_fmadd_ps(p, v7, o1_7); }
+      { const __m512 p = _mm512_set1_ps(pj[0] * vsj[0]); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); o0_4 = _mm512_fmadd_ps(p, v4, o0_4); o0_5 = _mm512_fmadd_ps(p, v5, o0_5); o0_6 = _mm512_fmadd_ps(p, v6, o0_6); o0_7 = _mm512_fmadd_ps(p, v7, o0_7); }
+      { const __m512 p = _mm512_set1_ps(pj[1] * vsj[0]); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); o1_3 = _mm512_fmadd_ps(p, v3, o1_3); o1_4 = _mm512_fmadd_ps(p, v4, o1_4); o1_5 = _mm512_fmadd_ps(p, v5, o1_5); o1_6 = _mm512_fmadd_ps(p, v6, o1_6); o1_7 = _mm512_fmadd_ps(p, v7, o1_7); }
     }
     _mm512_storeu_ps(o, o0_0); _mm512_storeu_ps(o + 16, o0_1); _mm512_storeu_ps(o + 32, o0_2); _mm512_storeu_ps(o + 48, o0_3); _mm512_storeu_ps(o + 64, o0_4); _mm512_storeu_ps(o + 80, o0_5); _mm512_storeu_ps(o + 96, o0_6); _mm512_storeu_ps(o + 112, o0_7);
     _mm512_storeu_ps(o + os, o1_0); _mm512_storeu_ps(o + os + 16, o1_1); _mm512_storeu_ps(o + os + 32, o1_2); _mm512_storeu_ps(o + os + 48, o1_3); _mm512_storeu_ps(o + os + 64, o1_4); _mm512_storeu_ps(o + os + 80, o1_5); _mm512_storeu_ps(o + os + 96, o1_6); _mm512_storeu_ps(o + os + 112, o1_7);
@@ -5504,38 +5512,42 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x1_t256_int
     __m256 acc2_0 = _mm256_setzero_ps();
     __m256 acc3_0 = _mm256_setzero_ps();
     { const __m256 qv0 = _mm256_loadu_ps(q0); const __m256 qv1 = _mm256_loadu_ps(q1); const __m256 qv2 = _mm256_loadu_ps(q2); const __m256 qv3 = _mm256_loadu_ps(q3);
-      { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0), _mm256_set1_ps(ks0[0])); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m256 kv = attngen_i8_load_avx2(k0); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 8); const __m256 qv1 = _mm256_loadu_ps(q1 + 8); const __m256 qv2 = _mm256_loadu_ps(q2 + 8); const __m256 qv3 = _mm256_loadu_ps(q3 + 8);
-      { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 8), _mm256_set1_ps(ks0[0])); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m256 kv = attngen_i8_load_avx2(k0 + 8); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 16); const __m256 qv1 = _mm256_loadu_ps(q1 + 16); const __m256 qv2 = _mm256_loadu_ps(q2 + 16); const __m256 qv3 = _mm256_loadu_ps(q3 + 16);
-      { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 16), _mm256_set1_ps(ks0[0])); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m256 kv = attngen_i8_load_avx2(k0 + 16); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 24); const __m256 qv1 = _mm256_loadu_ps(q1 + 24); const __m256 qv2 = _mm256_loadu_ps(q2 + 24); const __m256 qv3 = _mm256_loadu_ps(q3 + 24);
-      { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 24), _mm256_set1_ps(ks0[0])); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m256 kv = attngen_i8_load_avx2(k0 + 24); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 32); const __m256 qv1 = _mm256_loadu_ps(q1 + 32); const __m256 qv2 = _mm256_loadu_ps(q2 + 32); const __m256 qv3 = _mm256_loadu_ps(q3 + 32);
-      { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 32), _mm256_set1_ps(ks0[0])); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m256 kv = attngen_i8_load_avx2(k0 + 32); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 40); const __m256 qv1 = _mm256_loadu_ps(q1 + 40); const __m256 qv2 = _mm256_loadu_ps(q2 + 40); const __m256 qv3 = _mm256_loadu_ps(q3 + 40);
-      { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 40), _mm256_set1_ps(ks0[0])); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m256 kv = attngen_i8_load_avx2(k0 + 40); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 48); const __m256 qv1 = _mm256_loadu_ps(q1 + 48); const __m256 qv2 = _mm256_loadu_ps(q2 + 48); const __m256 qv3 = _mm256_loadu_ps(q3 + 48);
-      { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 48), _mm256_set1_ps(ks0[0])); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m256 kv = attngen_i8_load_avx2(k0 + 48); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 56); const __m256 qv1 = _mm256_loadu_ps(q1 + 56); const __m256 qv2 = _mm256_loadu_ps(q2 + 56); const __m256 qv3 = _mm256_loadu_ps(q3 + 56);
-      { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 56), _mm256_set1_ps(ks0[0])); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m256 kv = attngen_i8_load_avx2(k0 + 56); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 64); const __m256 qv1 = _mm256_loadu_ps(q1 + 64); const __m256 qv2 = _mm256_loadu_ps(q2 + 64); const __m256 qv3 = _mm256_loadu_ps(q3 + 64);
-      { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 64), _mm256_set1_ps(ks0[0])); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m256 kv = attngen_i8_load_avx2(k0 + 64); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 72); const __m256 qv1 = _mm256_loadu_ps(q1 + 72); const __m256 qv2 = _mm256_loadu_ps(q2 + 72); const __m256 qv3 = _mm256_loadu_ps(q3 + 72);
-      { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 72), _mm256_set1_ps(ks0[0])); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m256 kv = attngen_i8_load_avx2(k0 + 72); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 80); const __m256 qv1 = _mm256_loadu_ps(q1 + 80); const __m256 qv2 = _mm256_loadu_ps(q2 + 80); const __m256 qv3 = _mm256_loadu_ps(q3 + 80);
-      { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 80), _mm256_set1_ps(ks0[0])); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m256 kv = attngen_i8_load_avx2(k0 + 80); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 88); const __m256 qv1 = _mm256_loadu_ps(q1 + 88); const __m256 qv2 = _mm256_loadu_ps(q2 + 88); const __m256 qv3 = _mm256_loadu_ps(q3 + 88);
-      { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 88), _mm256_set1_ps(ks0[0])); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m256 kv = attngen_i8_load_avx2(k0 + 88); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 96); const __m256 qv1 = _mm256_loadu_ps(q1 + 96); const __m256 qv2 = _mm256_loadu_ps(q2 + 96); const __m256 qv3 = _mm256_loadu_ps(q3 + 96);
-      { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 96), _mm256_set1_ps(ks0[0])); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m256 kv = attngen_i8_load_avx2(k0 + 96); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 104); const __m256 qv1 = _mm256_loadu_ps(q1 + 104); const __m256 qv2 = _mm256_loadu_ps(q2 + 104); const __m256 qv3 = _mm256_loadu_ps(q3 + 104);
-      { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 104), _mm256_set1_ps(ks0[0])); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m256 kv = attngen_i8_load_avx2(k0 + 104); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 112); const __m256 qv1 = _mm256_loadu_ps(q1 + 112); const __m256 qv2 = _mm256_loadu_ps(q2 + 112); const __m256 qv3 = _mm256_loadu_ps(q3 + 112);
-      { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 112), _mm256_set1_ps(ks0[0])); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m256 kv = attngen_i8_load_avx2(k0 + 112); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 120); const __m256 qv1 = _mm256_loadu_ps(q1 + 120); const __m256 qv2 = _mm256_loadu_ps(q2 + 120); const __m256 qv3 = _mm256_loadu_ps(q3 + 120);
-      { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 120), _mm256_set1_ps(ks0[0])); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m256 kv = attngen_i8_load_avx2(k0 + 120); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
     attngen_hsum4_avx2(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    s[0] *= ks0[0];
+    s[1] *= ks0[0];
+    s[2] *= ks0[0];
+    s[3] *= ks0[0];
   }
 }
 
@@ -5556,24 +5568,28 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x1_t256_row
     __m256 acc2_0 = _mm256_setzero_ps();
     __m256 acc3_0 = _mm256_setzero_ps();
     { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), ka2 = _mm256_setzero_ps(), ka3 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps(), kb2 = _mm256_setzero_ps(), kb3 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0), _mm256_set1_ps(ks0[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3), kv, ka3); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 8), _mm256_set1_ps(ks0[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 8), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 8), kv, kb3); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 16), _mm256_set1_ps(ks0[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 16), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 16), kv, ka3); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 24), _mm256_set1_ps(ks0[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 24), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 24), kv, kb3); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 32), _mm256_set1_ps(ks0[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 32), kv, ka3); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 40), _mm256_set1_ps(ks0[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 40), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 40), kv, kb3); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 48), _mm256_set1_ps(ks0[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 48), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 48), kv, ka3); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 56), _mm256_set1_ps(ks0[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 56), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 56), kv, kb3); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 64), _mm256_set1_ps(ks0[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 64), kv, ka3); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 72), _mm256_set1_ps(ks0[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 72), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 72), kv, kb3); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 80), _mm256_set1_ps(ks0[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 80), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 80), kv, ka3); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 88), _mm256_set1_ps(ks0[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 88), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 88), kv, kb3); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 96), _mm256_set1_ps(ks0[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 96), kv, ka3); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 104), _mm256_set1_ps(ks0[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 104), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 104), kv, kb3); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 112), _mm256_set1_ps(ks0[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 112), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 112), kv, ka3); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 120), _mm256_set1_ps(ks0[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 120), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 120), kv, kb3); }
+      { const __m256 kv = attngen_i8_load_avx2(k0); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3), kv, ka3); }
+      { const __m256 kv = attngen_i8_load_avx2(k0 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 8), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 8), kv, kb3); }
+      { const __m256 kv = attngen_i8_load_avx2(k0 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 16), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 16), kv, ka3); }
+      { const __m256 kv = attngen_i8_load_avx2(k0 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 24), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 24), kv, kb3); }
+      { const __m256 kv = attngen_i8_load_avx2(k0 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m256 kv = attngen_i8_load_avx2(k0 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 40), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 40), kv, kb3); }
+      { const __m256 kv = attngen_i8_load_avx2(k0 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 48), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 48), kv, ka3); }
+      { const __m256 kv = attngen_i8_load_avx2(k0 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 56), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 56), kv, kb3); }
+      { const __m256 kv = attngen_i8_load_avx2(k0 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m256 kv = attngen_i8_load_avx2(k0 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 72), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 72), kv, kb3); }
+      { const __m256 kv = attngen_i8_load_avx2(k0 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 80), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 80), kv, ka3); }
+      { const __m256 kv = attngen_i8_load_avx2(k0 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 88), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 88), kv, kb3); }
+      { const __m256 kv = attngen_i8_load_avx2(k0 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m256 kv = attngen_i8_load_avx2(k0 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 104), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 104), kv, kb3); }
+      { const __m256 kv = attngen_i8_load_avx2(k0 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 112), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 112), kv, ka3); }
+      { const __m256 kv = attngen_i8_load_avx2(k0 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 120), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 120), kv, kb3); }
       acc0_0 = _mm256_add_ps(ka0, kb0); acc1_0 = _mm256_add_ps(ka1, kb1); acc2_0 = _mm256_add_ps(ka2, kb2); acc3_0 = _mm256_add_ps(ka3, kb3); }
     attngen_hsum4_avx2(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    s[0] *= ks0[0];
+    s[1] *= ks0[0];
+    s[2] *= ks0[0];
+    s[3] *= ks0[0];
   }
 }
 
@@ -5592,12 +5608,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_int8_
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
-      __m256 v0 = _mm256_mul_ps(attngen_i8_load_avx2(vj), _mm256_set1_ps(vsj[0])), v1 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 8), _mm256_set1_ps(vsj[0])), v2 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 16), _mm256_set1_ps(vsj[0])); /* in registers: each is used by 4 rows */
+      __m256 v0 = attngen_i8_load_avx2(vj), v1 = attngen_i8_load_avx2(vj + 8), v2 = attngen_i8_load_avx2(vj + 16); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); }
+      { const __m256 p = _mm256_set1_ps(pj[0] * vsj[0]); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
+      { const __m256 p = _mm256_set1_ps(pj[1] * vsj[0]); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
+      { const __m256 p = _mm256_set1_ps(pj[2] * vsj[0]); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
+      { const __m256 p = _mm256_set1_ps(pj[3] * vsj[0]); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); }
     }
     _mm256_storeu_ps(o, o0_0); _mm256_storeu_ps(o + 8, o0_1); _mm256_storeu_ps(o + 16, o0_2);
     _mm256_storeu_ps(o + os, o1_0); _mm256_storeu_ps(o + os + 8, o1_1); _mm256_storeu_ps(o + os + 16, o1_2);
@@ -5613,12 +5629,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_int8_
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
-      __m256 v0 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 24), _mm256_set1_ps(vsj[0])), v1 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 32), _mm256_set1_ps(vsj[0])), v2 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 40), _mm256_set1_ps(vsj[0])); /* in registers: each is used by 4 rows */
+      __m256 v0 = attngen_i8_load_avx2(vj + 24), v1 = attngen_i8_load_avx2(vj + 32), v2 = attngen_i8_load_avx2(vj + 40); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); }
+      { const __m256 p = _mm256_set1_ps(pj[0] * vsj[0]); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
+      { const __m256 p = _mm256_set1_ps(pj[1] * vsj[0]); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
+      { const __m256 p = _mm256_set1_ps(pj[2] * vsj[0]); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
+      { const __m256 p = _mm256_set1_ps(pj[3] * vsj[0]); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); }
     }
     _mm256_storeu_ps(o + 24, o0_0); _mm256_storeu_ps(o + 32, o0_1); _mm256_storeu_ps(o + 40, o0_2);
     _mm256_storeu_ps(o + os + 24, o1_0); _mm256_storeu_ps(o + os + 32, o1_1); _mm256_storeu_ps(o + os + 40, o1_2);
@@ -5634,12 +5650,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_int8_
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
-      __m256 v0 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 48), _mm256_set1_ps(vsj[0])), v1 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 56), _mm256_set1_ps(vsj[0])), v2 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 64), _mm256_set1_ps(vsj[0])); /* in registers: each is used by 4 rows */
+      __m256 v0 = attngen_i8_load_avx2(vj + 48), v1 = attngen_i8_load_avx2(vj + 56), v2 = attngen_i8_load_avx2(vj + 64); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); }
+      { const __m256 p = _mm256_set1_ps(pj[0] * vsj[0]); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
+      { const __m256 p = _mm256_set1_ps(pj[1] * vsj[0]); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
+      { const __m256 p = _mm256_set1_ps(pj[2] * vsj[0]); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
+      { const __m256 p = _mm256_set1_ps(pj[3] * vsj[0]); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); }
     }
     _mm256_storeu_ps(o + 48, o0_0); _mm256_storeu_ps(o + 56, o0_1); _mm256_storeu_ps(o + 64, o0_2);
     _mm256_storeu_ps(o + os + 48, o1_0); _mm256_storeu_ps(o + os + 56, o1_1); _mm256_storeu_ps(o + os + 64, o1_2);
@@ -5655,12 +5671,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_int8_
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
-      __m256 v0 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 72), _mm256_set1_ps(vsj[0])), v1 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 80), _mm256_set1_ps(vsj[0])), v2 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 88), _mm256_set1_ps(vsj[0])); /* in registers: each is used by 4 rows */
+      __m256 v0 = attngen_i8_load_avx2(vj + 72), v1 = attngen_i8_load_avx2(vj + 80), v2 = attngen_i8_load_avx2(vj + 88); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); }
+      { const __m256 p = _mm256_set1_ps(pj[0] * vsj[0]); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
+      { const __m256 p = _mm256_set1_ps(pj[1] * vsj[0]); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
+      { const __m256 p = _mm256_set1_ps(pj[2] * vsj[0]); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
+      { const __m256 p = _mm256_set1_ps(pj[3] * vsj[0]); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); }
     }
     _mm256_storeu_ps(o + 72, o0_0); _mm256_storeu_ps(o + 80, o0_1); _mm256_storeu_ps(o + 88, o0_2);
     _mm256_storeu_ps(o + os + 72, o1_0); _mm256_storeu_ps(o + os + 80, o1_1); _mm256_storeu_ps(o + os + 88, o1_2);
@@ -5676,12 +5692,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_int8_
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
-      __m256 v0 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 96), _mm256_set1_ps(vsj[0])), v1 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 104), _mm256_set1_ps(vsj[0])), v2 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 112), _mm256_set1_ps(vsj[0])); /* in registers: each is used by 4 rows */
+      __m256 v0 = attngen_i8_load_avx2(vj + 96), v1 = attngen_i8_load_avx2(vj + 104), v2 = attngen_i8_load_avx2(vj + 112); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); }
+      { const __m256 p = _mm256_set1_ps(pj[0] * vsj[0]); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
+      { const __m256 p = _mm256_set1_ps(pj[1] * vsj[0]); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
+      { const __m256 p = _mm256_set1_ps(pj[2] * vsj[0]); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
+      { const __m256 p = _mm256_set1_ps(pj[3] * vsj[0]); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); }
     }
     _mm256_storeu_ps(o + 96, o0_0); _mm256_storeu_ps(o + 104, o0_1); _mm256_storeu_ps(o + 112, o0_2);
     _mm256_storeu_ps(o + os + 96, o1_0); _mm256_storeu_ps(o + os + 104, o1_1); _mm256_storeu_ps(o + os + 112, o1_2);
@@ -5697,12 +5713,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_int8_
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
-      __m256 v0 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 120), _mm256_set1_ps(vsj[0])); /* in registers: each is used by 4 rows */
+      __m256 v0 = attngen_i8_load_avx2(vj + 120); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX2(v0);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); }
+      { const __m256 p = _mm256_set1_ps(pj[0] * vsj[0]); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); }
+      { const __m256 p = _mm256_set1_ps(pj[1] * vsj[0]); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); }
+      { const __m256 p = _mm256_set1_ps(pj[2] * vsj[0]); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); }
+      { const __m256 p = _mm256_set1_ps(pj[3] * vsj[0]); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); }
     }
     _mm256_storeu_ps(o + 120, o0_0);
     _mm256_storeu_ps(o + os + 120, o1_0);
@@ -5724,10 +5740,10 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x64_t256_int8_
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
-      __m256 v0 = _mm256_mul_ps(attngen_i8_load_avx2(vj), _mm256_set1_ps(vsj[0])), v1 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 8), _mm256_set1_ps(vsj[0])), v2 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 16), _mm256_set1_ps(vsj[0])), v3 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 24), _mm256_set1_ps(vsj[0])), v4 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 32), _mm256_set1_ps(vsj[0])), v5 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 40), _mm256_set1_ps(vsj[0])), v6 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 48), _mm256_set1_ps(vsj[0])), v7 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 56), _mm256_set1_ps(vsj[0])); /* in registers: each is used by 2 rows */
+      __m256 v0 = attngen_i8_load_avx2(vj), v1 = attngen_i8_load_avx2(vj + 8), v2 = attngen_i8_load_avx2(vj + 16), v3 = attngen_i8_load_avx2(vj + 24), v4 = attngen_i8_load_avx2(vj + 32), v5 = attngen_i8_load_avx2(vj + 40), v6 = attngen_i8_load_avx2(vj + 48), v7 = attngen_i8_load_avx2(vj + 56); /* in registers: each is used by 2 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3); ATTNGEN_PIN_AVX2(v4); ATTNGEN_PIN_AVX2(v5); ATTNGEN_PIN_AVX2(v6); ATTNGEN_PIN_AVX2(v7);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); o0_4 = _mm256_fmadd_ps(p, v4, o0_4); o0_5 = _mm256_fmadd_ps(p, v5, o0_5); o0_6 = _mm256_fmadd_ps(p, v6, o0_6); o0_7 = _mm256_fmadd_ps(p, v7, o0_7); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); o1_4 = _mm256_fmadd_ps(p, v4, o1_4); o1_5 = _mm256_fmadd_ps(p, v5, o1_5); o1_6 = _mm256_fmadd_ps(p, v6, o1_6); o1_7 = _mm256_fmadd_ps(p, v7, o1_7); }
+      { const __m256 p = _mm256_set1_ps(pj[0] * vsj[0]); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); o0_4 = _mm256_fmadd_ps(p, v4, o0_4); o0_5 = _mm256_fmadd_ps(p, v5, o0_5); o0_6 = _mm256_fmadd_ps(p, v6, o0_6); o0_7 = _mm256_fmadd_ps(p, v7, o0_7); }
+      { const __m256 p = _mm256_set1_ps(pj[1] * vsj[0]); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); o1_4 = _mm256_fmadd_ps(p, v4, o1_4); o1_5 = _mm256_fmadd_ps(p, v5, o1_5); o1_6 = _mm256_fmadd_ps(p, v6, o1_6); o1_7 = _mm256_fmadd_ps(p, v7, o1_7); }
     }
     _mm256_storeu_ps(o, o0_0); _mm256_storeu_ps(o + 8, o0_1); _mm256_storeu_ps(o + 16, o0_2); _mm256_storeu_ps(o + 24, o0_3); _mm256_storeu_ps(o + 32, o0_4); _mm256_storeu_ps(o + 40, o0_5); _mm256_storeu_ps(o + 48, o0_6); _mm256_storeu_ps(o + 56, o0_7);
     _mm256_storeu_ps(o + os, o1_0); _mm256_storeu_ps(o + os + 8, o1_1); _mm256_storeu_ps(o + os + 16, o1_2); _mm256_storeu_ps(o + os + 24, o1_3); _mm256_storeu_ps(o + os + 32, o1_4); _mm256_storeu_ps(o + os + 40, o1_5); _mm256_storeu_ps(o + os + 48, o1_6); _mm256_storeu_ps(o + os + 56, o1_7);
@@ -5739,10 +5755,10 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x64_t256_int8_
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
-      __m256 v0 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 64), _mm256_set1_ps(vsj[0])), v1 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 72), _mm256_set1_ps(vsj[0])), v2 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 80), _mm256_set1_ps(vsj[0])), v3 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 88), _mm256_set1_ps(vsj[0])), v4 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 96), _mm256_set1_ps(vsj[0])), v5 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 104), _mm256_set1_ps(vsj[0])), v6 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 112), _mm256_set1_ps(vsj[0])), v7 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 120), _mm256_set1_ps(vsj[0])); /* in registers: each is used by 2 rows */
+      __m256 v0 = attngen_i8_load_avx2(vj + 64), v1 = attngen_i8_load_avx2(vj + 72), v2 = attngen_i8_load_avx2(vj + 80), v3 = attngen_i8_load_avx2(vj + 88), v4 = attngen_i8_load_avx2(vj + 96), v5 = attngen_i8_load_avx2(vj + 104), v6 = attngen_i8_load_avx2(vj + 112), v7 = attngen_i8_load_avx2(vj + 120); /* in registers: each is used by 2 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3); ATTNGEN_PIN_AVX2(v4); ATTNGEN_PIN_AVX2(v5); ATTNGEN_PIN_AVX2(v6); ATTNGEN_PIN_AVX2(v7);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); o0_4 = _mm256_fmadd_ps(p, v4, o0_4); o0_5 = _mm256_fmadd_ps(p, v5, o0_5); o0_6 = _mm256_fmadd_ps(p, v6, o0_6); o0_7 = _mm256_fmadd_ps(p, v7, o0_7); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); o1_4 = _mm256_fmadd_ps(p, v4, o1_4); o1_5 = _mm256_fmadd_ps(p, v5, o1_5); o1_6 = _mm256_fmadd_ps(p, v6, o1_6); o1_7 = _mm256_fmadd_ps(p, v7, o1_7); }
+      { const __m256 p = _mm256_set1_ps(pj[0] * vsj[0]); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); o0_4 = _mm256_fmadd_ps(p, v4, o0_4); o0_5 = _mm256_fmadd_ps(p, v5, o0_5); o0_6 = _mm256_fmadd_ps(p, v6, o0_6); o0_7 = _mm256_fmadd_ps(p, v7, o0_7); }
+      { const __m256 p = _mm256_set1_ps(pj[1] * vsj[0]); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); o1_4 = _mm256_fmadd_ps(p, v4, o1_4); o1_5 = _mm256_fmadd_ps(p, v5, o1_5); o1_6 = _mm256_fmadd_ps(p, v6, o1_6); o1_7 = _mm256_fmadd_ps(p, v7, o1_7); }
     }
     _mm256_storeu_ps(o + 64, o0_0); _mm256_storeu_ps(o + 72, o0_1); _mm256_storeu_ps(o + 80, o0_2); _mm256_storeu_ps(o + 88, o0_3); _mm256_storeu_ps(o + 96, o0_4); _mm256_storeu_ps(o + 104, o0_5); _mm256_storeu_ps(o + 112, o0_6); _mm256_storeu_ps(o + 120, o0_7);
     _mm256_storeu_ps(o + os + 64, o1_0); _mm256_storeu_ps(o + os + 72, o1_1); _mm256_storeu_ps(o + os + 80, o1_2); _mm256_storeu_ps(o + os + 88, o1_3); _mm256_storeu_ps(o + os + 96, o1_4); _mm256_storeu_ps(o + os + 104, o1_5); _mm256_storeu_ps(o + os + 112, o1_6); _mm256_storeu_ps(o + os + 120, o1_7);
@@ -9580,169 +9596,173 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_t256_int8__neon(const float 
     float32x4_t acc2_0 = vdupq_n_f32(0.0f), acc2_1 = vdupq_n_f32(0.0f), acc2_2 = vdupq_n_f32(0.0f), acc2_3 = vdupq_n_f32(0.0f);
     float32x4_t acc3_0 = vdupq_n_f32(0.0f), acc3_1 = vdupq_n_f32(0.0f), acc3_2 = vdupq_n_f32(0.0f), acc3_3 = vdupq_n_f32(0.0f);
     { const float32x4_t qv0 = vld1q_f32(q0); const float32x4_t qv1 = vld1q_f32(q1); const float32x4_t qv2 = vld1q_f32(q2); const float32x4_t qv3 = vld1q_f32(q3);
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+      { const float32x4_t kv = attngen_i8_load_neon(k0); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 4); const float32x4_t qv1 = vld1q_f32(q1 + 4); const float32x4_t qv2 = vld1q_f32(q2 + 4); const float32x4_t qv3 = vld1q_f32(q3 + 4);
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 4), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 4), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 4), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 4), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 4); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 4); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 4); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 4); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 8); const float32x4_t qv1 = vld1q_f32(q1 + 8); const float32x4_t qv2 = vld1q_f32(q2 + 8); const float32x4_t qv3 = vld1q_f32(q3 + 8);
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 8), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 8), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 8), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 8), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 8); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 8); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 8); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 8); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 12); const float32x4_t qv1 = vld1q_f32(q1 + 12); const float32x4_t qv2 = vld1q_f32(q2 + 12); const float32x4_t qv3 = vld1q_f32(q3 + 12);
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 12), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 12), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 12), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 12), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 12); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 12); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 12); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 12); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 16); const float32x4_t qv1 = vld1q_f32(q1 + 16); const float32x4_t qv2 = vld1q_f32(q2 + 16); const float32x4_t qv3 = vld1q_f32(q3 + 16);
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 16), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 16), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 16), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 16), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 16); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 16); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 16); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 16); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 20); const float32x4_t qv1 = vld1q_f32(q1 + 20); const float32x4_t qv2 = vld1q_f32(q2 + 20); const float32x4_t qv3 = vld1q_f32(q3 + 20);
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 20), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 20), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 20), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 20), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 20); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 20); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 20); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 20); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 24); const float32x4_t qv1 = vld1q_f32(q1 + 24); const float32x4_t qv2 = vld1q_f32(q2 + 24); const float32x4_t qv3 = vld1q_f32(q3 + 24);
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 24), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 24), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 24), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 24), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 24); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 24); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 24); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 24); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 28); const float32x4_t qv1 = vld1q_f32(q1 + 28); const float32x4_t qv2 = vld1q_f32(q2 + 28); const float32x4_t qv3 = vld1q_f32(q3 + 28);
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 28), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 28), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 28), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 28), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 28); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 28); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 28); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 28); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 32); const float32x4_t qv1 = vld1q_f32(q1 + 32); const float32x4_t qv2 = vld1q_f32(q2 + 32); const float32x4_t qv3 = vld1q_f32(q3 + 32);
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 32), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 32), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 32), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 32), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 32); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 32); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 32); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 32); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 36); const float32x4_t qv1 = vld1q_f32(q1 + 36); const float32x4_t qv2 = vld1q_f32(q2 + 36); const float32x4_t qv3 = vld1q_f32(q3 + 36);
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 36), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 36), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 36), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 36), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 36); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 36); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 36); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 36); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 40); const float32x4_t qv1 = vld1q_f32(q1 + 40); const float32x4_t qv2 = vld1q_f32(q2 + 40); const float32x4_t qv3 = vld1q_f32(q3 + 40);
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 40), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 40), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 40), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 40), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 40); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 40); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 40); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 40); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 44); const float32x4_t qv1 = vld1q_f32(q1 + 44); const float32x4_t qv2 = vld1q_f32(q2 + 44); const float32x4_t qv3 = vld1q_f32(q3 + 44);
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 44), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 44), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 44), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 44), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 44); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 44); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 44); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 44); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 48); const float32x4_t qv1 = vld1q_f32(q1 + 48); const float32x4_t qv2 = vld1q_f32(q2 + 48); const float32x4_t qv3 = vld1q_f32(q3 + 48);
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 48), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 48), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 48), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 48), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 48); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 48); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 48); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 48); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 52); const float32x4_t qv1 = vld1q_f32(q1 + 52); const float32x4_t qv2 = vld1q_f32(q2 + 52); const float32x4_t qv3 = vld1q_f32(q3 + 52);
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 52), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 52), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 52), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 52), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 52); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 52); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 52); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 52); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 56); const float32x4_t qv1 = vld1q_f32(q1 + 56); const float32x4_t qv2 = vld1q_f32(q2 + 56); const float32x4_t qv3 = vld1q_f32(q3 + 56);
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 56), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 56), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 56), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 56), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 56); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 56); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 56); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 56); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 60); const float32x4_t qv1 = vld1q_f32(q1 + 60); const float32x4_t qv2 = vld1q_f32(q2 + 60); const float32x4_t qv3 = vld1q_f32(q3 + 60);
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 60), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 60), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 60), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 60), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 60); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 60); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 60); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 60); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 64); const float32x4_t qv1 = vld1q_f32(q1 + 64); const float32x4_t qv2 = vld1q_f32(q2 + 64); const float32x4_t qv3 = vld1q_f32(q3 + 64);
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 64), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 64), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 64), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 64), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 64); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 64); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 64); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 64); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 68); const float32x4_t qv1 = vld1q_f32(q1 + 68); const float32x4_t qv2 = vld1q_f32(q2 + 68); const float32x4_t qv3 = vld1q_f32(q3 + 68);
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 68), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 68), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 68), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 68), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 68); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 68); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 68); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 68); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 72); const float32x4_t qv1 = vld1q_f32(q1 + 72); const float32x4_t qv2 = vld1q_f32(q2 + 72); const float32x4_t qv3 = vld1q_f32(q3 + 72);
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 72), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 72), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 72), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 72), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 72); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 72); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 72); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 72); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 76); const float32x4_t qv1 = vld1q_f32(q1 + 76); const float32x4_t qv2 = vld1q_f32(q2 + 76); const float32x4_t qv3 = vld1q_f32(q3 + 76);
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 76), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 76), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 76), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 76), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 76); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 76); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 76); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 76); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 80); const float32x4_t qv1 = vld1q_f32(q1 + 80); const float32x4_t qv2 = vld1q_f32(q2 + 80); const float32x4_t qv3 = vld1q_f32(q3 + 80);
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 80), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 80), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 80), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 80), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 80); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 80); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 80); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 80); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 84); const float32x4_t qv1 = vld1q_f32(q1 + 84); const float32x4_t qv2 = vld1q_f32(q2 + 84); const float32x4_t qv3 = vld1q_f32(q3 + 84);
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 84), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 84), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 84), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 84), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 84); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 84); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 84); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 84); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 88); const float32x4_t qv1 = vld1q_f32(q1 + 88); const float32x4_t qv2 = vld1q_f32(q2 + 88); const float32x4_t qv3 = vld1q_f32(q3 + 88);
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 88), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 88), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 88), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 88), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 88); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 88); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 88); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 88); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 92); const float32x4_t qv1 = vld1q_f32(q1 + 92); const float32x4_t qv2 = vld1q_f32(q2 + 92); const float32x4_t qv3 = vld1q_f32(q3 + 92);
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 92), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 92), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 92), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 92), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 92); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 92); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 92); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 92); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 96); const float32x4_t qv1 = vld1q_f32(q1 + 96); const float32x4_t qv2 = vld1q_f32(q2 + 96); const float32x4_t qv3 = vld1q_f32(q3 + 96);
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 96), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 96), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 96), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 96), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 96); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 96); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 96); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 96); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 100); const float32x4_t qv1 = vld1q_f32(q1 + 100); const float32x4_t qv2 = vld1q_f32(q2 + 100); const float32x4_t qv3 = vld1q_f32(q3 + 100);
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 100), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 100), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 100), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 100), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 100); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 100); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 100); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 100); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 104); const float32x4_t qv1 = vld1q_f32(q1 + 104); const float32x4_t qv2 = vld1q_f32(q2 + 104); const float32x4_t qv3 = vld1q_f32(q3 + 104);
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 104), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 104), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 104), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 104), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 104); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 104); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 104); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 104); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 108); const float32x4_t qv1 = vld1q_f32(q1 + 108); const float32x4_t qv2 = vld1q_f32(q2 + 108); const float32x4_t qv3 = vld1q_f32(q3 + 108);
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 108), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 108), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 108), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 108), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 108); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 108); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 108); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 108); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 112); const float32x4_t qv1 = vld1q_f32(q1 + 112); const float32x4_t qv2 = vld1q_f32(q2 + 112); const float32x4_t qv3 = vld1q_f32(q3 + 112);
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 112), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 112), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 112), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 112), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 112); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 112); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 112); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 112); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 116); const float32x4_t qv1 = vld1q_f32(q1 + 116); const float32x4_t qv2 = vld1q_f32(q2 + 116); const float32x4_t qv3 = vld1q_f32(q3 + 116);
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 116), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 116), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 116), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 116), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 116); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 116); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 116); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 116); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 120); const float32x4_t qv1 = vld1q_f32(q1 + 120); const float32x4_t qv2 = vld1q_f32(q2 + 120); const float32x4_t qv3 = vld1q_f32(q3 + 120);
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 120), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 120), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 120), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 120), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 120); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 120); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 120); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 120); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 124); const float32x4_t qv1 = vld1q_f32(q1 + 124); const float32x4_t qv2 = vld1q_f32(q2 + 124); const float32x4_t qv3 = vld1q_f32(q3 + 124);
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 124), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 124), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 124), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 124), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 124); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 124); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 124); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 124); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
     vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc1_0), vpaddq_f32(acc2_0, acc3_0)));
     vst1q_f32(s + 256, vpaddq_f32(vpaddq_f32(acc0_1, acc1_1), vpaddq_f32(acc2_1, acc3_1)));
     vst1q_f32(s + 512, vpaddq_f32(vpaddq_f32(acc0_2, acc1_2), vpaddq_f32(acc2_2, acc3_2)));
     vst1q_f32(s + 768, vpaddq_f32(vpaddq_f32(acc0_3, acc1_3), vpaddq_f32(acc2_3, acc3_3)));
+    s[0] *= ks0[0]; s[256] *= ks1[0]; s[512] *= ks2[0]; s[768] *= ks3[0];
+    s[1] *= ks0[0]; s[257] *= ks1[0]; s[513] *= ks2[0]; s[769] *= ks3[0];
+    s[2] *= ks0[0]; s[258] *= ks1[0]; s[514] *= ks2[0]; s[770] *= ks3[0];
+    s[3] *= ks0[0]; s[259] *= ks1[0]; s[515] *= ks2[0]; s[771] *= ks3[0];
   }
 }
 
@@ -9769,148 +9789,152 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_t256_rowwise_int8__neon(cons
     float32x4_t acc2_0 = vdupq_n_f32(0.0f), acc2_1 = vdupq_n_f32(0.0f), acc2_2 = vdupq_n_f32(0.0f), acc2_3 = vdupq_n_f32(0.0f);
     float32x4_t acc3_0 = vdupq_n_f32(0.0f), acc3_1 = vdupq_n_f32(0.0f), acc3_2 = vdupq_n_f32(0.0f), acc3_3 = vdupq_n_f32(0.0f);
     { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), ka2 = vdupq_n_f32(0.0f), ka3 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f), kb2 = vdupq_n_f32(0.0f), kb3 = vdupq_n_f32(0.0f);
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0), vdupq_n_f32(ks0[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 4), vdupq_n_f32(ks0[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 4), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 4), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 8), vdupq_n_f32(ks0[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 8), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 8), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 8), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 8), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 12), vdupq_n_f32(ks0[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 12), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 12), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 12), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 12), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 16), vdupq_n_f32(ks0[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 16), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 16), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 16), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 16), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 20), vdupq_n_f32(ks0[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 20), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 20), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 20), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 20), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 24), vdupq_n_f32(ks0[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 24), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 24), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 24), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 24), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 28), vdupq_n_f32(ks0[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 28), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 28), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 28), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 28), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 32), vdupq_n_f32(ks0[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 32), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 32), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 32), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 32), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 36), vdupq_n_f32(ks0[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 36), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 36), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 36), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 36), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 40), vdupq_n_f32(ks0[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 40), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 40), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 40), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 40), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 44), vdupq_n_f32(ks0[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 44), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 44), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 44), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 44), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 48), vdupq_n_f32(ks0[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 48), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 48), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 48), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 48), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 52), vdupq_n_f32(ks0[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 52), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 52), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 52), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 52), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 56), vdupq_n_f32(ks0[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 56), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 56), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 56), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 60), vdupq_n_f32(ks0[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 60), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 60), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 60), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 64), vdupq_n_f32(ks0[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 64), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 64), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 64), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 64), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 68), vdupq_n_f32(ks0[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 68), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 68), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 68), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 68), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 72), vdupq_n_f32(ks0[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 72), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 72), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 72), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 72), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 76), vdupq_n_f32(ks0[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 76), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 76), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 76), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 76), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 80), vdupq_n_f32(ks0[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 80), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 80), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 80), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 80), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 84), vdupq_n_f32(ks0[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 84), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 84), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 84), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 84), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 88), vdupq_n_f32(ks0[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 88), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 88), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 88), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 92), vdupq_n_f32(ks0[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 92), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 92), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 92), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 96), vdupq_n_f32(ks0[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 96), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 96), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 96), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 96), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 100), vdupq_n_f32(ks0[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 100), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 100), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 100), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 100), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 104), vdupq_n_f32(ks0[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 104), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 104), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 104), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 104), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 108), vdupq_n_f32(ks0[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 108), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 108), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 108), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 108), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 112), vdupq_n_f32(ks0[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 112), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 112), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 112), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 112), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 116), vdupq_n_f32(ks0[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 116), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 116), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 116), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 116), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 120), vdupq_n_f32(ks0[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 120), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 120), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 124), vdupq_n_f32(ks0[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 124), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 124), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k0); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 4), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 4), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 8); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 8), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 8), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 8), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 8), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 12); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 12), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 12), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 12), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 12), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 16); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 16), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 16), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 16), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 16), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 20); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 20), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 20), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 20), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 20), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 24); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 24), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 24), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 24), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 24), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 28); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 28), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 28), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 28), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 28), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 32); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 32), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 32), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 32), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 32), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 36); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 36), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 36), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 36), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 36), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 40); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 40), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 40), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 40), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 40), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 44); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 44), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 44), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 44), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 44), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 48); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 48), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 48), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 48), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 48), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 52); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 52), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 52), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 52), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 52), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 56); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 56), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 56), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 56), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 60); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 60), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 60), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 60), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 64); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 64), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 64), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 64), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 64), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 68); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 68), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 68), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 68), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 68), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 72); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 72), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 72), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 72), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 72), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 76); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 76), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 76), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 76), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 76), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 80); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 80), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 80), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 80), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 80), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 84); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 84), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 84), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 84), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 84), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 88); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 88), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 88), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 88), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 92); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 92), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 92), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 92), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 96); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 96), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 96), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 96), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 96), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 100); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 100), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 100), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 100), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 100), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 104); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 104), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 104), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 104), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 104), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 108); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 108), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 108), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 108), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 108), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 112); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 112), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 112), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 112), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 112), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 116); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 116), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 116), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 116), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 116), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 120); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 120), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 120), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k0 + 124); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 124), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 124), kv); }
       acc0_0 = vaddq_f32(ka0, kb0); acc1_0 = vaddq_f32(ka1, kb1); acc2_0 = vaddq_f32(ka2, kb2); acc3_0 = vaddq_f32(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), ka2 = vdupq_n_f32(0.0f), ka3 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f), kb2 = vdupq_n_f32(0.0f), kb3 = vdupq_n_f32(0.0f);
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1), vdupq_n_f32(ks1[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 4), vdupq_n_f32(ks1[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 4), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 4), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 8), vdupq_n_f32(ks1[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 8), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 8), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 8), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 8), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 12), vdupq_n_f32(ks1[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 12), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 12), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 12), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 12), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 16), vdupq_n_f32(ks1[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 16), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 16), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 16), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 16), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 20), vdupq_n_f32(ks1[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 20), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 20), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 20), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 20), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 24), vdupq_n_f32(ks1[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 24), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 24), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 24), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 24), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 28), vdupq_n_f32(ks1[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 28), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 28), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 28), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 28), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 32), vdupq_n_f32(ks1[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 32), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 32), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 32), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 32), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 36), vdupq_n_f32(ks1[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 36), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 36), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 36), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 36), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 40), vdupq_n_f32(ks1[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 40), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 40), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 40), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 40), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 44), vdupq_n_f32(ks1[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 44), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 44), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 44), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 44), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 48), vdupq_n_f32(ks1[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 48), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 48), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 48), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 48), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 52), vdupq_n_f32(ks1[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 52), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 52), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 52), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 52), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 56), vdupq_n_f32(ks1[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 56), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 56), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 56), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 60), vdupq_n_f32(ks1[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 60), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 60), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 60), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 64), vdupq_n_f32(ks1[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 64), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 64), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 64), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 64), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 68), vdupq_n_f32(ks1[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 68), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 68), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 68), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 68), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 72), vdupq_n_f32(ks1[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 72), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 72), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 72), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 72), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 76), vdupq_n_f32(ks1[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 76), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 76), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 76), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 76), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 80), vdupq_n_f32(ks1[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 80), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 80), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 80), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 80), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 84), vdupq_n_f32(ks1[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 84), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 84), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 84), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 84), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 88), vdupq_n_f32(ks1[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 88), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 88), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 88), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 92), vdupq_n_f32(ks1[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 92), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 92), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 92), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 96), vdupq_n_f32(ks1[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 96), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 96), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 96), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 96), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 100), vdupq_n_f32(ks1[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 100), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 100), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 100), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 100), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 104), vdupq_n_f32(ks1[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 104), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 104), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 104), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 104), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 108), vdupq_n_f32(ks1[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 108), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 108), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 108), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 108), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 112), vdupq_n_f32(ks1[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 112), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 112), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 112), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 112), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 116), vdupq_n_f32(ks1[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 116), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 116), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 116), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 116), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 120), vdupq_n_f32(ks1[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 120), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 120), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 124), vdupq_n_f32(ks1[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 124), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 124), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 4), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 4), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 8); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 8), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 8), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 8), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 8), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 12); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 12), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 12), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 12), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 12), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 16); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 16), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 16), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 16), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 16), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 20); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 20), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 20), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 20), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 20), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 24); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 24), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 24), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 24), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 24), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 28); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 28), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 28), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 28), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 28), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 32); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 32), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 32), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 32), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 32), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 36); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 36), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 36), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 36), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 36), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 40); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 40), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 40), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 40), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 40), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 44); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 44), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 44), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 44), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 44), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 48); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 48), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 48), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 48), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 48), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 52); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 52), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 52), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 52), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 52), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 56); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 56), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 56), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 56), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 60); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 60), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 60), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 60), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 64); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 64), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 64), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 64), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 64), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 68); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 68), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 68), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 68), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 68), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 72); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 72), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 72), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 72), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 72), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 76); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 76), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 76), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 76), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 76), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 80); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 80), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 80), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 80), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 80), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 84); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 84), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 84), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 84), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 84), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 88); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 88), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 88), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 88), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 92); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 92), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 92), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 92), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 96); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 96), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 96), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 96), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 96), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 100); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 100), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 100), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 100), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 100), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 104); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 104), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 104), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 104), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 104), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 108); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 108), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 108), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 108), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 108), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 112); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 112), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 112), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 112), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 112), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 116); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 116), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 116), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 116), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 116), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 120); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 120), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 120), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k1 + 124); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 124), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 124), kv); }
       acc0_1 = vaddq_f32(ka0, kb0); acc1_1 = vaddq_f32(ka1, kb1); acc2_1 = vaddq_f32(ka2, kb2); acc3_1 = vaddq_f32(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), ka2 = vdupq_n_f32(0.0f), ka3 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f), kb2 = vdupq_n_f32(0.0f), kb3 = vdupq_n_f32(0.0f);
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2), vdupq_n_f32(ks2[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 4), vdupq_n_f32(ks2[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 4), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 4), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 8), vdupq_n_f32(ks2[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 8), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 8), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 8), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 8), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 12), vdupq_n_f32(ks2[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 12), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 12), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 12), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 12), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 16), vdupq_n_f32(ks2[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 16), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 16), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 16), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 16), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 20), vdupq_n_f32(ks2[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 20), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 20), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 20), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 20), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 24), vdupq_n_f32(ks2[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 24), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 24), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 24), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 24), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 28), vdupq_n_f32(ks2[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 28), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 28), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 28), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 28), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 32), vdupq_n_f32(ks2[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 32), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 32), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 32), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 32), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 36), vdupq_n_f32(ks2[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 36), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 36), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 36), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 36), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 40), vdupq_n_f32(ks2[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 40), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 40), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 40), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 40), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 44), vdupq_n_f32(ks2[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 44), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 44), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 44), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 44), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 48), vdupq_n_f32(ks2[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 48), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 48), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 48), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 48), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 52), vdupq_n_f32(ks2[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 52), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 52), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 52), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 52), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 56), vdupq_n_f32(ks2[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 56), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 56), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 56), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 60), vdupq_n_f32(ks2[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 60), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 60), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 60), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 64), vdupq_n_f32(ks2[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 64), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 64), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 64), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 64), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 68), vdupq_n_f32(ks2[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 68), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 68), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 68), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 68), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 72), vdupq_n_f32(ks2[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 72), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 72), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 72), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 72), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 76), vdupq_n_f32(ks2[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 76), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 76), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 76), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 76), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 80), vdupq_n_f32(ks2[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 80), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 80), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 80), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 80), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 84), vdupq_n_f32(ks2[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 84), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 84), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 84), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 84), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 88), vdupq_n_f32(ks2[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 88), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 88), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 88), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 92), vdupq_n_f32(ks2[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 92), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 92), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 92), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 96), vdupq_n_f32(ks2[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 96), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 96), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 96), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 96), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 100), vdupq_n_f32(ks2[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 100), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 100), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 100), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 100), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 104), vdupq_n_f32(ks2[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 104), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 104), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 104), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 104), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 108), vdupq_n_f32(ks2[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 108), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 108), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 108), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 108), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 112), vdupq_n_f32(ks2[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 112), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 112), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 112), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 112), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 116), vdupq_n_f32(ks2[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 116), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 116), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 116), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 116), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 120), vdupq_n_f32(ks2[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 120), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 120), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 124), vdupq_n_f32(ks2[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 124), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 124), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 4), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 4), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 8); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 8), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 8), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 8), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 8), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 12); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 12), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 12), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 12), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 12), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 16); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 16), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 16), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 16), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 16), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 20); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 20), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 20), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 20), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 20), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 24); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 24), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 24), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 24), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 24), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 28); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 28), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 28), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 28), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 28), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 32); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 32), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 32), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 32), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 32), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 36); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 36), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 36), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 36), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 36), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 40); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 40), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 40), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 40), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 40), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 44); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 44), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 44), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 44), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 44), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 48); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 48), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 48), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 48), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 48), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 52); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 52), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 52), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 52), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 52), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 56); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 56), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 56), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 56), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 60); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 60), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 60), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 60), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 64); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 64), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 64), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 64), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 64), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 68); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 68), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 68), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 68), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 68), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 72); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 72), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 72), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 72), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 72), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 76); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 76), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 76), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 76), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 76), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 80); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 80), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 80), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 80), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 80), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 84); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 84), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 84), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 84), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 84), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 88); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 88), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 88), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 88), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 92); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 92), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 92), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 92), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 96); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 96), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 96), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 96), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 96), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 100); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 100), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 100), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 100), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 100), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 104); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 104), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 104), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 104), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 104), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 108); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 108), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 108), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 108), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 108), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 112); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 112), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 112), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 112), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 112), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 116); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 116), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 116), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 116), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 116), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 120); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 120), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 120), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k2 + 124); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 124), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 124), kv); }
       acc0_2 = vaddq_f32(ka0, kb0); acc1_2 = vaddq_f32(ka1, kb1); acc2_2 = vaddq_f32(ka2, kb2); acc3_2 = vaddq_f32(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), ka2 = vdupq_n_f32(0.0f), ka3 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f), kb2 = vdupq_n_f32(0.0f), kb3 = vdupq_n_f32(0.0f);
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3), vdupq_n_f32(ks3[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 4), vdupq_n_f32(ks3[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 4), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 4), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 8), vdupq_n_f32(ks3[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 8), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 8), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 8), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 8), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 12), vdupq_n_f32(ks3[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 12), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 12), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 12), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 12), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 16), vdupq_n_f32(ks3[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 16), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 16), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 16), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 16), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 20), vdupq_n_f32(ks3[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 20), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 20), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 20), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 20), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 24), vdupq_n_f32(ks3[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 24), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 24), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 24), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 24), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 28), vdupq_n_f32(ks3[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 28), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 28), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 28), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 28), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 32), vdupq_n_f32(ks3[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 32), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 32), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 32), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 32), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 36), vdupq_n_f32(ks3[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 36), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 36), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 36), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 36), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 40), vdupq_n_f32(ks3[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 40), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 40), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 40), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 40), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 44), vdupq_n_f32(ks3[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 44), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 44), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 44), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 44), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 48), vdupq_n_f32(ks3[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 48), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 48), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 48), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 48), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 52), vdupq_n_f32(ks3[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 52), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 52), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 52), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 52), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 56), vdupq_n_f32(ks3[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 56), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 56), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 56), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 60), vdupq_n_f32(ks3[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 60), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 60), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 60), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 64), vdupq_n_f32(ks3[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 64), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 64), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 64), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 64), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 68), vdupq_n_f32(ks3[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 68), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 68), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 68), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 68), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 72), vdupq_n_f32(ks3[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 72), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 72), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 72), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 72), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 76), vdupq_n_f32(ks3[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 76), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 76), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 76), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 76), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 80), vdupq_n_f32(ks3[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 80), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 80), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 80), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 80), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 84), vdupq_n_f32(ks3[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 84), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 84), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 84), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 84), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 88), vdupq_n_f32(ks3[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 88), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 88), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 88), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 92), vdupq_n_f32(ks3[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 92), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 92), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 92), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 96), vdupq_n_f32(ks3[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 96), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 96), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 96), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 96), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 100), vdupq_n_f32(ks3[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 100), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 100), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 100), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 100), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 104), vdupq_n_f32(ks3[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 104), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 104), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 104), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 104), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 108), vdupq_n_f32(ks3[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 108), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 108), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 108), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 108), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 112), vdupq_n_f32(ks3[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 112), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 112), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 112), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 112), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 116), vdupq_n_f32(ks3[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 116), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 116), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 116), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 116), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 120), vdupq_n_f32(ks3[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 120), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 120), kv); }
-      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 124), vdupq_n_f32(ks3[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 124), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 124), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 4), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 4), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 8); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 8), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 8), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 8), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 8), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 12); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 12), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 12), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 12), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 12), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 16); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 16), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 16), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 16), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 16), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 20); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 20), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 20), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 20), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 20), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 24); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 24), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 24), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 24), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 24), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 28); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 28), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 28), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 28), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 28), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 32); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 32), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 32), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 32), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 32), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 36); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 36), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 36), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 36), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 36), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 40); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 40), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 40), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 40), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 40), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 44); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 44), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 44), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 44), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 44), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 48); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 48), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 48), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 48), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 48), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 52); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 52), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 52), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 52), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 52), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 56); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 56), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 56), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 56), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 60); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 60), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 60), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 60), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 64); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 64), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 64), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 64), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 64), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 68); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 68), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 68), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 68), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 68), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 72); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 72), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 72), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 72), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 72), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 76); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 76), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 76), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 76), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 76), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 80); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 80), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 80), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 80), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 80), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 84); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 84), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 84), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 84), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 84), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 88); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 88), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 88), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 88), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 92); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 92), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 92), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 92), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 96); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 96), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 96), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 96), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 96), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 100); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 100), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 100), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 100), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 100), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 104); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 104), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 104), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 104), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 104), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 108); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 108), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 108), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 108), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 108), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 112); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 112), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 112), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 112), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 112), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 116); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 116), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 116), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 116), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 116), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 120); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 120), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 120), kv); }
+      { const float32x4_t kv = attngen_i8_load_neon(k3 + 124); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 124), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 124), kv); }
       acc0_3 = vaddq_f32(ka0, kb0); acc1_3 = vaddq_f32(ka1, kb1); acc2_3 = vaddq_f32(ka2, kb2); acc3_3 = vaddq_f32(ka3, kb3); }
     vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc1_0), vpaddq_f32(acc2_0, acc3_0)));
     vst1q_f32(s + 256, vpaddq_f32(vpaddq_f32(acc0_1, acc1_1), vpaddq_f32(acc2_1, acc3_1)));
     vst1q_f32(s + 512, vpaddq_f32(vpaddq_f32(acc0_2, acc1_2), vpaddq_f32(acc2_2, acc3_2)));
     vst1q_f32(s + 768, vpaddq_f32(vpaddq_f32(acc0_3, acc1_3), vpaddq_f32(acc2_3, acc3_3)));
+    s[0] *= ks0[0]; s[256] *= ks1[0]; s[512] *= ks2[0]; s[768] *= ks3[0];
+    s[1] *= ks0[0]; s[257] *= ks1[0]; s[513] *= ks2[0]; s[769] *= ks3[0];
+    s[2] *= ks0[0]; s[258] *= ks1[0]; s[514] *= ks2[0]; s[770] *= ks3[0];
+    s[3] *= ks0[0]; s[259] *= ks1[0]; s[515] *= ks2[0]; s[771] *= ks3[0];
   }
 }
 
@@ -9929,11 +9953,11 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256_int8__neon(const float *r
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
-      const float32x4_t v0 = vmulq_f32(attngen_i8_load_neon(vj), vdupq_n_f32(vsj[0])), v1 = vmulq_f32(attngen_i8_load_neon(vj + 4), vdupq_n_f32(vsj[0])), v2 = vmulq_f32(attngen_i8_load_neon(vj + 8), vdupq_n_f32(vsj[0])), v3 = vmulq_f32(attngen_i8_load_neon(vj + 12), vdupq_n_f32(vsj[0]));
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+      const float32x4_t v0 = attngen_i8_load_neon(vj), v1 = attngen_i8_load_neon(vj + 4), v2 = attngen_i8_load_neon(vj + 8), v3 = attngen_i8_load_neon(vj + 12);
+      { const float32x4_t p = vdupq_n_f32(pj[0] * vsj[0]); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vdupq_n_f32(pj[1] * vsj[0]); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vdupq_n_f32(pj[2] * vsj[0]); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vdupq_n_f32(pj[3] * vsj[0]); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
     }
     vst1q_f32(o, o0_0); vst1q_f32(o + 4, o0_1); vst1q_f32(o + 8, o0_2); vst1q_f32(o + 12, o0_3);
     vst1q_f32(o + os, o1_0); vst1q_f32(o + os + 4, o1_1); vst1q_f32(o + os + 8, o1_2); vst1q_f32(o + os + 12, o1_3);
@@ -9949,11 +9973,11 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256_int8__neon(const float *r
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
-      const float32x4_t v0 = vmulq_f32(attngen_i8_load_neon(vj + 16), vdupq_n_f32(vsj[0])), v1 = vmulq_f32(attngen_i8_load_neon(vj + 20), vdupq_n_f32(vsj[0])), v2 = vmulq_f32(attngen_i8_load_neon(vj + 24), vdupq_n_f32(vsj[0])), v3 = vmulq_f32(attngen_i8_load_neon(vj + 28), vdupq_n_f32(vsj[0]));
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+      const float32x4_t v0 = attngen_i8_load_neon(vj + 16), v1 = attngen_i8_load_neon(vj + 20), v2 = attngen_i8_load_neon(vj + 24), v3 = attngen_i8_load_neon(vj + 28);
+      { const float32x4_t p = vdupq_n_f32(pj[0] * vsj[0]); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vdupq_n_f32(pj[1] * vsj[0]); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vdupq_n_f32(pj[2] * vsj[0]); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vdupq_n_f32(pj[3] * vsj[0]); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
     }
     vst1q_f32(o + 16, o0_0); vst1q_f32(o + 20, o0_1); vst1q_f32(o + 24, o0_2); vst1q_f32(o + 28, o0_3);
     vst1q_f32(o + os + 16, o1_0); vst1q_f32(o + os + 20, o1_1); vst1q_f32(o + os + 24, o1_2); vst1q_f32(o + os + 28, o1_3);
@@ -9969,11 +9993,11 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256_int8__neon(const float *r
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
-      const float32x4_t v0 = vmulq_f32(attngen_i8_load_neon(vj + 32), vdupq_n_f32(vsj[0])), v1 = vmulq_f32(attngen_i8_load_neon(vj + 36), vdupq_n_f32(vsj[0])), v2 = vmulq_f32(attngen_i8_load_neon(vj + 40), vdupq_n_f32(vsj[0])), v3 = vmulq_f32(attngen_i8_load_neon(vj + 44), vdupq_n_f32(vsj[0]));
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+      const float32x4_t v0 = attngen_i8_load_neon(vj + 32), v1 = attngen_i8_load_neon(vj + 36), v2 = attngen_i8_load_neon(vj + 40), v3 = attngen_i8_load_neon(vj + 44);
+      { const float32x4_t p = vdupq_n_f32(pj[0] * vsj[0]); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vdupq_n_f32(pj[1] * vsj[0]); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vdupq_n_f32(pj[2] * vsj[0]); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vdupq_n_f32(pj[3] * vsj[0]); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
     }
     vst1q_f32(o + 32, o0_0); vst1q_f32(o + 36, o0_1); vst1q_f32(o + 40, o0_2); vst1q_f32(o + 44, o0_3);
     vst1q_f32(o + os + 32, o1_0); vst1q_f32(o + os + 36, o1_1); vst1q_f32(o + os + 40, o1_2); vst1q_f32(o + os + 44, o1_3);
@@ -9989,11 +10013,11 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256_int8__neon(const float *r
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
-      const float32x4_t v0 = vmulq_f32(attngen_i8_load_neon(vj + 48), vdupq_n_f32(vsj[0])), v1 = vmulq_f32(attngen_i8_load_neon(vj + 52), vdupq_n_f32(vsj[0])), v2 = vmulq_f32(attngen_i8_load_neon(vj + 56), vdupq_n_f32(vsj[0])), v3 = vmulq_f32(attngen_i8_load_neon(vj + 60), vdupq_n_f32(vsj[0]));
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+      const float32x4_t v0 = attngen_i8_load_neon(vj + 48), v1 = attngen_i8_load_neon(vj + 52), v2 = attngen_i8_load_neon(vj + 56), v3 = attngen_i8_load_neon(vj + 60);
+      { const float32x4_t p = vdupq_n_f32(pj[0] * vsj[0]); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vdupq_n_f32(pj[1] * vsj[0]); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vdupq_n_f32(pj[2] * vsj[0]); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vdupq_n_f32(pj[3] * vsj[0]); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
     }
     vst1q_f32(o + 48, o0_0); vst1q_f32(o + 52, o0_1); vst1q_f32(o + 56, o0_2); vst1q_f32(o + 60, o0_3);
     vst1q_f32(o + os + 48, o1_0); vst1q_f32(o + os + 52, o1_1); vst1q_f32(o + os + 56, o1_2); vst1q_f32(o + os + 60, o1_3);
@@ -10009,11 +10033,11 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256_int8__neon(const float *r
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
-      const float32x4_t v0 = vmulq_f32(attngen_i8_load_neon(vj + 64), vdupq_n_f32(vsj[0])), v1 = vmulq_f32(attngen_i8_load_neon(vj + 68), vdupq_n_f32(vsj[0])), v2 = vmulq_f32(attngen_i8_load_neon(vj + 72), vdupq_n_f32(vsj[0])), v3 = vmulq_f32(attngen_i8_load_neon(vj + 76), vdupq_n_f32(vsj[0]));
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+      const float32x4_t v0 = attngen_i8_load_neon(vj + 64), v1 = attngen_i8_load_neon(vj + 68), v2 = attngen_i8_load_neon(vj + 72), v3 = attngen_i8_load_neon(vj + 76);
+      { const float32x4_t p = vdupq_n_f32(pj[0] * vsj[0]); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vdupq_n_f32(pj[1] * vsj[0]); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vdupq_n_f32(pj[2] * vsj[0]); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vdupq_n_f32(pj[3] * vsj[0]); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
     }
     vst1q_f32(o + 64, o0_0); vst1q_f32(o + 68, o0_1); vst1q_f32(o + 72, o0_2); vst1q_f32(o + 76, o0_3);
     vst1q_f32(o + os + 64, o1_0); vst1q_f32(o + os + 68, o1_1); vst1q_f32(o + os + 72, o1_2); vst1q_f32(o + os + 76, o1_3);
@@ -10029,11 +10053,11 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256_int8__neon(const float *r
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
-      const float32x4_t v0 = vmulq_f32(attngen_i8_load_neon(vj + 80), vdupq_n_f32(vsj[0])), v1 = vmulq_f32(attngen_i8_load_neon(vj + 84), vdupq_n_f32(vsj[0])), v2 = vmulq_f32(attngen_i8_load_neon(vj + 88), vdupq_n_f32(vsj[0])), v3 = vmulq_f32(attngen_i8_load_neon(vj + 92), vdupq_n_f32(vsj[0]));
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+      const float32x4_t v0 = attngen_i8_load_neon(vj + 80), v1 = attngen_i8_load_neon(vj + 84), v2 = attngen_i8_load_neon(vj + 88), v3 = attngen_i8_load_neon(vj + 92);
+      { const float32x4_t p = vdupq_n_f32(pj[0] * vsj[0]); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vdupq_n_f32(pj[1] * vsj[0]); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vdupq_n_f32(pj[2] * vsj[0]); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vdupq_n_f32(pj[3] * vsj[0]); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
     }
     vst1q_f32(o + 80, o0_0); vst1q_f32(o + 84, o0_1); vst1q_f32(o + 88, o0_2); vst1q_f32(o + 92, o0_3);
     vst1q_f32(o + os + 80, o1_0); vst1q_f32(o + os + 84, o1_1); vst1q_f32(o + os + 88, o1_2); vst1q_f32(o + os + 92, o1_3);
@@ -10049,11 +10073,11 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256_int8__neon(const float *r
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
-      const float32x4_t v0 = vmulq_f32(attngen_i8_load_neon(vj + 96), vdupq_n_f32(vsj[0])), v1 = vmulq_f32(attngen_i8_load_neon(vj + 100), vdupq_n_f32(vsj[0])), v2 = vmulq_f32(attngen_i8_load_neon(vj + 104), vdupq_n_f32(vsj[0])), v3 = vmulq_f32(attngen_i8_load_neon(vj + 108), vdupq_n_f32(vsj[0]));
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+      const float32x4_t v0 = attngen_i8_load_neon(vj + 96), v1 = attngen_i8_load_neon(vj + 100), v2 = attngen_i8_load_neon(vj + 104), v3 = attngen_i8_load_neon(vj + 108);
+      { const float32x4_t p = vdupq_n_f32(pj[0] * vsj[0]); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vdupq_n_f32(pj[1] * vsj[0]); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vdupq_n_f32(pj[2] * vsj[0]); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vdupq_n_f32(pj[3] * vsj[0]); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
     }
     vst1q_f32(o + 96, o0_0); vst1q_f32(o + 100, o0_1); vst1q_f32(o + 104, o0_2); vst1q_f32(o + 108, o0_3);
     vst1q_f32(o + os + 96, o1_0); vst1q_f32(o + os + 100, o1_1); vst1q_f32(o + os + 104, o1_2); vst1q_f32(o + os + 108, o1_3);
@@ -10069,11 +10093,11 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256_int8__neon(const float *r
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
-      const float32x4_t v0 = vmulq_f32(attngen_i8_load_neon(vj + 112), vdupq_n_f32(vsj[0])), v1 = vmulq_f32(attngen_i8_load_neon(vj + 116), vdupq_n_f32(vsj[0])), v2 = vmulq_f32(attngen_i8_load_neon(vj + 120), vdupq_n_f32(vsj[0])), v3 = vmulq_f32(attngen_i8_load_neon(vj + 124), vdupq_n_f32(vsj[0]));
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+      const float32x4_t v0 = attngen_i8_load_neon(vj + 112), v1 = attngen_i8_load_neon(vj + 116), v2 = attngen_i8_load_neon(vj + 120), v3 = attngen_i8_load_neon(vj + 124);
+      { const float32x4_t p = vdupq_n_f32(pj[0] * vsj[0]); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vdupq_n_f32(pj[1] * vsj[0]); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vdupq_n_f32(pj[2] * vsj[0]); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vdupq_n_f32(pj[3] * vsj[0]); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
     }
     vst1q_f32(o + 112, o0_0); vst1q_f32(o + 116, o0_1); vst1q_f32(o + 120, o0_2); vst1q_f32(o + 124, o0_3);
     vst1q_f32(o + os + 112, o1_0); vst1q_f32(o + os + 116, o1_1); vst1q_f32(o + os + 120, o1_2); vst1q_f32(o + os + 124, o1_3);
@@ -12697,14 +12721,18 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_s64_int8__scalar(const float
     int c = 0;
     for (; c + 1 <= 128; c += 1)
       { const float qv0 = (*(q0 + c)); const float qv1 = (*(q1 + c)); const float qv2 = (*(q2 + c)); const float qv3 = (*(q3 + c));
-        { const float kv = (((float)*(k0 + c)) * (ks0[0])); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
-        { const float kv = (((float)*(k1 + c)) * (ks1[0])); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
-        { const float kv = (((float)*(k2 + c)) * (ks2[0])); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
-        { const float kv = (((float)*(k3 + c)) * (ks3[0])); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; } }
+        { const float kv = ((float)*(k0 + c)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+        { const float kv = ((float)*(k1 + c)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+        { const float kv = ((float)*(k2 + c)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+        { const float kv = ((float)*(k3 + c)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; } }
     (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
     (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
     (s + 128)[0] = acc2_0; (s + 128)[1] = acc2_1; (s + 128)[2] = acc2_2; (s + 128)[3] = acc2_3;
     (s + 192)[0] = acc3_0; (s + 192)[1] = acc3_1; (s + 192)[2] = acc3_2; (s + 192)[3] = acc3_3;
+    s[0] *= ks0[0]; s[1] *= ks1[0]; s[2] *= ks2[0]; s[3] *= ks3[0];
+    s[64] *= ks0[0]; s[65] *= ks1[0]; s[66] *= ks2[0]; s[67] *= ks3[0];
+    s[128] *= ks0[0]; s[129] *= ks1[0]; s[130] *= ks2[0]; s[131] *= ks3[0];
+    s[192] *= ks0[0]; s[193] *= ks1[0]; s[194] *= ks2[0]; s[195] *= ks3[0];
     for (; c < 128; ++c) { /* head_dim past the last full vector */
       s[0] += q0[c] * (float)(k0[c]) * ks0[0];
       s[1] += q0[c] * (float)(k1[c]) * ks1[0];
@@ -12748,14 +12776,18 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_s64_rowwise_int8__scalar(con
     float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f;
     float acc2_0 = 0.0f, acc2_1 = 0.0f, acc2_2 = 0.0f, acc2_3 = 0.0f;
     float acc3_0 = 0.0f, acc3_1 = 0.0f, acc3_2 = 0.0f, acc3_3 = 0.0f;
-    for (int c = 0; c + 1 <= 128; c += 1) { const float kv = (((float)*(k0 + c)) * (ks0[0])); acc0_0 = acc0_0 + (*(q0 + c)) * kv; acc1_0 = acc1_0 + (*(q1 + c)) * kv; acc2_0 = acc2_0 + (*(q2 + c)) * kv; acc3_0 = acc3_0 + (*(q3 + c)) * kv; }
-    for (int c = 0; c + 1 <= 128; c += 1) { const float kv = (((float)*(k1 + c)) * (ks1[0])); acc0_1 = acc0_1 + (*(q0 + c)) * kv; acc1_1 = acc1_1 + (*(q1 + c)) * kv; acc2_1 = acc2_1 + (*(q2 + c)) * kv; acc3_1 = acc3_1 + (*(q3 + c)) * kv; }
-    for (int c = 0; c + 1 <= 128; c += 1) { const float kv = (((float)*(k2 + c)) * (ks2[0])); acc0_2 = acc0_2 + (*(q0 + c)) * kv; acc1_2 = acc1_2 + (*(q1 + c)) * kv; acc2_2 = acc2_2 + (*(q2 + c)) * kv; acc3_2 = acc3_2 + (*(q3 + c)) * kv; }
-    for (int c = 0; c + 1 <= 128; c += 1) { const float kv = (((float)*(k3 + c)) * (ks3[0])); acc0_3 = acc0_3 + (*(q0 + c)) * kv; acc1_3 = acc1_3 + (*(q1 + c)) * kv; acc2_3 = acc2_3 + (*(q2 + c)) * kv; acc3_3 = acc3_3 + (*(q3 + c)) * kv; }
+    for (int c = 0; c + 1 <= 128; c += 1) { const float kv = ((float)*(k0 + c)); acc0_0 = acc0_0 + (*(q0 + c)) * kv; acc1_0 = acc1_0 + (*(q1 + c)) * kv; acc2_0 = acc2_0 + (*(q2 + c)) * kv; acc3_0 = acc3_0 + (*(q3 + c)) * kv; }
+    for (int c = 0; c + 1 <= 128; c += 1) { const float kv = ((float)*(k1 + c)); acc0_1 = acc0_1 + (*(q0 + c)) * kv; acc1_1 = acc1_1 + (*(q1 + c)) * kv; acc2_1 = acc2_1 + (*(q2 + c)) * kv; acc3_1 = acc3_1 + (*(q3 + c)) * kv; }
+    for (int c = 0; c + 1 <= 128; c += 1) { const float kv = ((float)*(k2 + c)); acc0_2 = acc0_2 + (*(q0 + c)) * kv; acc1_2 = acc1_2 + (*(q1 + c)) * kv; acc2_2 = acc2_2 + (*(q2 + c)) * kv; acc3_2 = acc3_2 + (*(q3 + c)) * kv; }
+    for (int c = 0; c + 1 <= 128; c += 1) { const float kv = ((float)*(k3 + c)); acc0_3 = acc0_3 + (*(q0 + c)) * kv; acc1_3 = acc1_3 + (*(q1 + c)) * kv; acc2_3 = acc2_3 + (*(q2 + c)) * kv; acc3_3 = acc3_3 + (*(q3 + c)) * kv; }
     (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
     (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
     (s + 128)[0] = acc2_0; (s + 128)[1] = acc2_1; (s + 128)[2] = acc2_2; (s + 128)[3] = acc2_3;
     (s + 192)[0] = acc3_0; (s + 192)[1] = acc3_1; (s + 192)[2] = acc3_2; (s + 192)[3] = acc3_3;
+    s[0] *= ks0[0]; s[1] *= ks1[0]; s[2] *= ks2[0]; s[3] *= ks3[0];
+    s[64] *= ks0[0]; s[65] *= ks1[0]; s[66] *= ks2[0]; s[67] *= ks3[0];
+    s[128] *= ks0[0]; s[129] *= ks1[0]; s[130] *= ks2[0]; s[131] *= ks3[0];
+    s[192] *= ks0[0]; s[193] *= ks1[0]; s[194] *= ks2[0]; s[195] *= ks3[0];
     for (int c = 128 / 1 * 1; c < 128; ++c) { /* head_dim past the last full vector */
       s[0] += q0[c] * (float)(k0[c]) * ks0[0];
       s[1] += q0[c] * (float)(k1[c]) * ks1[0];
@@ -12794,11 +12826,11 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x4_p64_int8__scalar(const float *r
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
-      const float v0 = (((float)*(vj + c0)) * (vsj[0])), v1 = (((float)*(vj + c0 + 1)) * (vsj[0])), v2 = (((float)*(vj + c0 + 2)) * (vsj[0])), v3 = (((float)*(vj + c0 + 3)) * (vsj[0]));
-      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; o0_1 = o0_1 + p * v1; o0_2 = o0_2 + p * v2; o0_3 = o0_3 + p * v3; }
-      { const float p = (*(pj + 64)); o1_0 = o1_0 + p * v0; o1_1 = o1_1 + p * v1; o1_2 = o1_2 + p * v2; o1_3 = o1_3 + p * v3; }
-      { const float p = (*(pj + 128)); o2_0 = o2_0 + p * v0; o2_1 = o2_1 + p * v1; o2_2 = o2_2 + p * v2; o2_3 = o2_3 + p * v3; }
-      { const float p = (*(pj + 192)); o3_0 = o3_0 + p * v0; o3_1 = o3_1 + p * v1; o3_2 = o3_2 + p * v2; o3_3 = o3_3 + p * v3; }
+      const float v0 = ((float)*(vj + c0)), v1 = ((float)*(vj + c0 + 1)), v2 = ((float)*(vj + c0 + 2)), v3 = ((float)*(vj + c0 + 3));
+      { const float p = (pj[0] * vsj[0]); o0_0 = o0_0 + p * v0; o0_1 = o0_1 + p * v1; o0_2 = o0_2 + p * v2; o0_3 = o0_3 + p * v3; }
+      { const float p = (pj[64] * vsj[0]); o1_0 = o1_0 + p * v0; o1_1 = o1_1 + p * v1; o1_2 = o1_2 + p * v2; o1_3 = o1_3 + p * v3; }
+      { const float p = (pj[128] * vsj[0]); o2_0 = o2_0 + p * v0; o2_1 = o2_1 + p * v1; o2_2 = o2_2 + p * v2; o2_3 = o2_3 + p * v3; }
+      { const float p = (pj[192] * vsj[0]); o3_0 = o3_0 + p * v0; o3_1 = o3_1 + p * v1; o3_2 = o3_2 + p * v2; o3_3 = o3_3 + p * v3; }
     }
     *(o + c0) = o0_0; *(o + c0 + 1) = o0_1; *(o + c0 + 2) = o0_2; *(o + c0 + 3) = o0_3;
     *(o + os + c0) = o1_0; *(o + os + c0 + 1) = o1_1; *(o + os + c0 + 2) = o1_2; *(o + os + c0 + 3) = o1_3;
@@ -12815,11 +12847,11 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x4_p64_int8__scalar(const float *r
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
-      const float v0 = (((float)*(vj + c0)) * (vsj[0]));
-      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; }
-      { const float p = (*(pj + 64)); o1_0 = o1_0 + p * v0; }
-      { const float p = (*(pj + 128)); o2_0 = o2_0 + p * v0; }
-      { const float p = (*(pj + 192)); o3_0 = o3_0 + p * v0; }
+      const float v0 = ((float)*(vj + c0));
+      { const float p = (pj[0] * vsj[0]); o0_0 = o0_0 + p * v0; }
+      { const float p = (pj[64] * vsj[0]); o1_0 = o1_0 + p * v0; }
+      { const float p = (pj[128] * vsj[0]); o2_0 = o2_0 + p * v0; }
+      { const float p = (pj[192] * vsj[0]); o3_0 = o3_0 + p * v0; }
     }
     *(o + c0) = o0_0;
     *(o + os + c0) = o1_0;

@@ -1039,12 +1039,14 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_2x4_s128_i
     int c = 0;
     for (; c + 16 <= d; c += 16)
       { const __m512 qv0 = _mm512_loadu_ps(q0 + c); const __m512 qv1 = _mm512_loadu_ps(q1 + c);
-        { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + c), _mm512_set1_ps(ks0[0])); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-        { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + c), _mm512_set1_ps(ks1[0])); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-        { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + c), _mm512_set1_ps(ks2[0])); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-        { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + c), _mm512_set1_ps(ks3[0])); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); } }
+        { __m512 kv = attngen_i8_load_avx512(k0 + c); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+        { __m512 kv = attngen_i8_load_avx512(k1 + c); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+        { __m512 kv = attngen_i8_load_avx512(k2 + c); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+        { __m512 kv = attngen_i8_load_avx512(k3 + c); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); } }
     attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
     attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    s[0] *= ks0[0]; s[1] *= ks1[0]; s[2] *= ks2[0]; s[3] *= ks3[0];
+    s[128] *= ks0[0]; s[129] *= ks1[0]; s[130] *= ks2[0]; s[131] *= ks3[0];
     for (; c < d; ++c) { /* head_dim past the last full vector */
       s[0] += q0[c] * (float)(k0[c]) * ks0[0];
       s[1] += q0[c] * (float)(k1[c]) * ks1[0];
@@ -1079,12 +1081,13 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_1of2x4_s12
     int c = 0;
     for (; c + 16 <= d; c += 16)
       { const __m512 qv0 = _mm512_loadu_ps(q0 + c);
-        { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + c), _mm512_set1_ps(ks0[0])); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
-        { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + c), _mm512_set1_ps(ks1[0])); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); }
-        { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + c), _mm512_set1_ps(ks2[0])); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); }
-        { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + c), _mm512_set1_ps(ks3[0])); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); } }
+        { const __m512 kv = attngen_i8_load_avx512(k0 + c); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
+        { const __m512 kv = attngen_i8_load_avx512(k1 + c); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); }
+        { const __m512 kv = attngen_i8_load_avx512(k2 + c); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); }
+        { const __m512 kv = attngen_i8_load_avx512(k3 + c); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); } }
     attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
     attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    s[0] *= ks0[0]; s[1] *= ks1[0]; s[2] *= ks2[0]; s[3] *= ks3[0];
     for (; c < d; ++c) { /* head_dim past the last full vector */
       s[0] += q0[c] * (float)(k0[c]) * ks0[0];
       s[1] += q0[c] * (float)(k1[c]) * ks1[0];
@@ -1112,12 +1115,14 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_2x4_s128_r
     const float *restrict q1 = qp + dp;
     __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
     __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
-    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + c), _mm512_set1_ps(ks0[0])); acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_0); acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + c), kv, acc1_0); }
-    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + c), _mm512_set1_ps(ks1[0])); acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_1); acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + c), kv, acc1_1); }
-    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + c), _mm512_set1_ps(ks2[0])); acc0_2 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_2); acc1_2 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + c), kv, acc1_2); }
-    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + c), _mm512_set1_ps(ks3[0])); acc0_3 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_3); acc1_3 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + c), kv, acc1_3); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = attngen_i8_load_avx512(k0 + c); acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_0); acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + c), kv, acc1_0); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = attngen_i8_load_avx512(k1 + c); acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_1); acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + c), kv, acc1_1); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = attngen_i8_load_avx512(k2 + c); acc0_2 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_2); acc1_2 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + c), kv, acc1_2); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = attngen_i8_load_avx512(k3 + c); acc0_3 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_3); acc1_3 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + c), kv, acc1_3); }
     attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
     attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    s[0] *= ks0[0]; s[1] *= ks1[0]; s[2] *= ks2[0]; s[3] *= ks3[0];
+    s[128] *= ks0[0]; s[129] *= ks1[0]; s[130] *= ks2[0]; s[131] *= ks3[0];
     for (int c = d / 16 * 16; c < d; ++c) { /* head_dim past the last full vector */
       s[0] += q0[c] * (float)(k0[c]) * ks0[0];
       s[1] += q0[c] * (float)(k1[c]) * ks1[0];
@@ -1149,12 +1154,13 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_1of2x4_s12
     const float *restrict q0 = qp + 0;
     __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
     const __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(); /* rows past the live ones: S = 0 */
-    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + c), _mm512_set1_ps(ks0[0])); acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_0); }
-    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + c), _mm512_set1_ps(ks1[0])); acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_1); }
-    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + c), _mm512_set1_ps(ks2[0])); acc0_2 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_2); }
-    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + c), _mm512_set1_ps(ks3[0])); acc0_3 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_3); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = attngen_i8_load_avx512(k0 + c); acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_0); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = attngen_i8_load_avx512(k1 + c); acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_1); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = attngen_i8_load_avx512(k2 + c); acc0_2 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_2); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = attngen_i8_load_avx512(k3 + c); acc0_3 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_3); }
     attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
     attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    s[0] *= ks0[0]; s[1] *= ks1[0]; s[2] *= ks2[0]; s[3] *= ks3[0];
     for (int c = d / 16 * 16; c < d; ++c) { /* head_dim past the last full vector */
       s[0] += q0[c] * (float)(k0[c]) * ks0[0];
       s[1] += q0[c] * (float)(k1[c]) * ks1[0];
@@ -1179,10 +1185,10 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_2x64_p128_int
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
-      __m512 v0 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0), _mm512_set1_ps(vsj[0])), v1 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0 + 16), _mm512_set1_ps(vsj[0])), v2 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0 + 32), _mm512_set1_ps(vsj[0])), v3 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0 + 48), _mm512_set1_ps(vsj[0])); /* in registers: each is used by 2 rows */
+      __m512 v0 = attngen_i8_load_avx512(vj + c0), v1 = attngen_i8_load_avx512(vj + c0 + 16), v2 = attngen_i8_load_avx512(vj + c0 + 32), v3 = attngen_i8_load_avx512(vj + c0 + 48); /* in registers: each is used by 2 rows */
       ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2); ATTNGEN_PIN_AVX512(v3);
-      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); }
-      { const __m512 p = _mm512_set1_ps(*(pj + 128)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); o1_3 = _mm512_fmadd_ps(p, v3, o1_3); }
+      { const __m512 p = _mm512_set1_ps(pj[0] * vsj[0]); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); }
+      { const __m512 p = _mm512_set1_ps(pj[128] * vsj[0]); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); o1_3 = _mm512_fmadd_ps(p, v3, o1_3); }
     }
     _mm512_storeu_ps(o + c0, o0_0); _mm512_storeu_ps(o + c0 + 16, o0_1); _mm512_storeu_ps(o + c0 + 32, o0_2); _mm512_storeu_ps(o + c0 + 48, o0_3);
     _mm512_storeu_ps(o + os + c0, o1_0); _mm512_storeu_ps(o + os + c0 + 16, o1_1); _mm512_storeu_ps(o + os + c0 + 32, o1_2); _mm512_storeu_ps(o + os + c0 + 48, o1_3);
@@ -1195,10 +1201,10 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_2x64_p128_int
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
-      __m512 v0 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0), _mm512_set1_ps(vsj[0])); /* in registers: each is used by 2 rows */
+      __m512 v0 = attngen_i8_load_avx512(vj + c0); /* in registers: each is used by 2 rows */
       ATTNGEN_PIN_AVX512(v0);
-      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); }
-      { const __m512 p = _mm512_set1_ps(*(pj + 128)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); }
+      { const __m512 p = _mm512_set1_ps(pj[0] * vsj[0]); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); }
+      { const __m512 p = _mm512_set1_ps(pj[128] * vsj[0]); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); }
     }
     _mm512_storeu_ps(o + c0, o0_0);
     _mm512_storeu_ps(o + os + c0, o1_0);
@@ -1226,8 +1232,8 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_1of2x64_p128_
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
-      const __m512 v0 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0), _mm512_set1_ps(vsj[0])), v1 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0 + 16), _mm512_set1_ps(vsj[0])), v2 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0 + 32), _mm512_set1_ps(vsj[0])), v3 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0 + 48), _mm512_set1_ps(vsj[0]));
-      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); }
+      const __m512 v0 = attngen_i8_load_avx512(vj + c0), v1 = attngen_i8_load_avx512(vj + c0 + 16), v2 = attngen_i8_load_avx512(vj + c0 + 32), v3 = attngen_i8_load_avx512(vj + c0 + 48);
+      { const __m512 p = _mm512_set1_ps(pj[0] * vsj[0]); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); }
     }
     _mm512_storeu_ps(o + c0, o0_0); _mm512_storeu_ps(o + c0 + 16, o0_1); _mm512_storeu_ps(o + c0 + 32, o0_2); _mm512_storeu_ps(o + c0 + 48, o0_3);
   }
@@ -1238,8 +1244,8 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_1of2x64_p128_
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
-      const __m512 v0 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0), _mm512_set1_ps(vsj[0]));
-      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); }
+      const __m512 v0 = attngen_i8_load_avx512(vj + c0);
+      { const __m512 p = _mm512_set1_ps(pj[0] * vsj[0]); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); }
     }
     _mm512_storeu_ps(o + c0, o0_0);
   }
@@ -4671,12 +4677,14 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_2x4_s128_int
     int c = 0;
     for (; c + 8 <= d; c += 8)
       { const __m256 qv0 = _mm256_loadu_ps(q0 + c); const __m256 qv1 = _mm256_loadu_ps(q1 + c);
-        { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + c), _mm256_set1_ps(ks0[0])); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-        { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + c), _mm256_set1_ps(ks1[0])); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-        { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + c), _mm256_set1_ps(ks2[0])); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-        { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + c), _mm256_set1_ps(ks3[0])); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+        { __m256 kv = attngen_i8_load_avx2(k0 + c); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+        { __m256 kv = attngen_i8_load_avx2(k1 + c); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+        { __m256 kv = attngen_i8_load_avx2(k2 + c); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+        { __m256 kv = attngen_i8_load_avx2(k3 + c); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
     attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    s[0] *= ks0[0]; s[1] *= ks1[0]; s[2] *= ks2[0]; s[3] *= ks3[0];
+    s[128] *= ks0[0]; s[129] *= ks1[0]; s[130] *= ks2[0]; s[131] *= ks3[0];
     for (; c < d; ++c) { /* head_dim past the last full vector */
       s[0] += q0[c] * (float)(k0[c]) * ks0[0];
       s[1] += q0[c] * (float)(k1[c]) * ks1[0];
@@ -4711,12 +4719,13 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_1of2x4_s128_
     int c = 0;
     for (; c + 8 <= d; c += 8)
       { const __m256 qv0 = _mm256_loadu_ps(q0 + c);
-        { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + c), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-        { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + c), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-        { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + c), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-        { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + c), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); } }
+        { const __m256 kv = attngen_i8_load_avx2(k0 + c); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+        { const __m256 kv = attngen_i8_load_avx2(k1 + c); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+        { const __m256 kv = attngen_i8_load_avx2(k2 + c); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+        { const __m256 kv = attngen_i8_load_avx2(k3 + c); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); } }
     attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
     attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    s[0] *= ks0[0]; s[1] *= ks1[0]; s[2] *= ks2[0]; s[3] *= ks3[0];
     for (; c < d; ++c) { /* head_dim past the last full vector */
       s[0] += q0[c] * (float)(k0[c]) * ks0[0];
       s[1] += q0[c] * (float)(k1[c]) * ks1[0];
@@ -4744,12 +4753,14 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_2x4_s128_row
     const float *restrict q1 = qp + dp;
     __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps();
     __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps(), acc1_3 = _mm256_setzero_ps();
-    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + c), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_0); acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + c), kv, acc1_0); }
-    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + c), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_1); acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + c), kv, acc1_1); }
-    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + c), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_2); acc1_2 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + c), kv, acc1_2); }
-    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + c), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_3); acc1_3 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + c), kv, acc1_3); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = attngen_i8_load_avx2(k0 + c); acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_0); acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + c), kv, acc1_0); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = attngen_i8_load_avx2(k1 + c); acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_1); acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + c), kv, acc1_1); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = attngen_i8_load_avx2(k2 + c); acc0_2 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_2); acc1_2 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + c), kv, acc1_2); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = attngen_i8_load_avx2(k3 + c); acc0_3 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_3); acc1_3 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + c), kv, acc1_3); }
     attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
     attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    s[0] *= ks0[0]; s[1] *= ks1[0]; s[2] *= ks2[0]; s[3] *= ks3[0];
+    s[128] *= ks0[0]; s[129] *= ks1[0]; s[130] *= ks2[0]; s[131] *= ks3[0];
     for (int c = d / 8 * 8; c < d; ++c) { /* head_dim past the last full vector */
       s[0] += q0[c] * (float)(k0[c]) * ks0[0];
       s[1] += q0[c] * (float)(k1[c]) * ks1[0];
@@ -4781,12 +4792,13 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_1of2x4_s128_
     const float *restrict q0 = qp + 0;
     __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps();
     const __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps(), acc1_3 = _mm256_setzero_ps(); /* rows past the live ones: S = 0 */
-    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + c), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_0); }
-    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + c), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_1); }
-    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + c), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_2); }
-    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + c), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_3); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = attngen_i8_load_avx2(k0 + c); acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_0); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = attngen_i8_load_avx2(k1 + c); acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_1); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = attngen_i8_load_avx2(k2 + c); acc0_2 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_2); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = attngen_i8_load_avx2(k3 + c); acc0_3 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_3); }
     attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
     attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    s[0] *= ks0[0]; s[1] *= ks1[0]; s[2] *= ks2[0]; s[3] *= ks3[0];
     for (int c = d / 8 * 8; c < d; ++c) { /* head_dim past the last full vector */
       s[0] += q0[c] * (float)(k0[c]) * ks0[0];
       s[1] += q0[c] * (float)(k1[c]) * ks1[0];
@@ -4811,10 +4823,10 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_2x32_p128_int8_
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
-      __m256 v0 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0), _mm256_set1_ps(vsj[0])), v1 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0 + 8), _mm256_set1_ps(vsj[0])), v2 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0 + 16), _mm256_set1_ps(vsj[0])), v3 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0 + 24), _mm256_set1_ps(vsj[0])); /* in registers: each is used by 2 rows */
+      __m256 v0 = attngen_i8_load_avx2(vj + c0), v1 = attngen_i8_load_avx2(vj + c0 + 8), v2 = attngen_i8_load_avx2(vj + c0 + 16), v3 = attngen_i8_load_avx2(vj + c0 + 24); /* in registers: each is used by 2 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 128); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
+      { const __m256 p = _mm256_set1_ps(pj[0] * vsj[0]); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
+      { const __m256 p = _mm256_set1_ps(pj[128] * vsj[0]); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
     }
     _mm256_storeu_ps(o + c0, o0_0); _mm256_storeu_ps(o + c0 + 8, o0_1); _mm256_storeu_ps(o + c0 + 16, o0_2); _mm256_storeu_ps(o + c0 + 24, o0_3);
     _mm256_storeu_ps(o + os + c0, o1_0); _mm256_storeu_ps(o + os + c0 + 8, o1_1); _mm256_storeu_ps(o + os + c0 + 16, o1_2); _mm256_storeu_ps(o + os + c0 + 24, o1_3);
@@ -4827,10 +4839,10 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_2x32_p128_int8_
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
-      __m256 v0 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0), _mm256_set1_ps(vsj[0])); /* in registers: each is used by 2 rows */
+      __m256 v0 = attngen_i8_load_avx2(vj + c0); /* in registers: each is used by 2 rows */
       ATTNGEN_PIN_AVX2(v0);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 128); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); }
+      { const __m256 p = _mm256_set1_ps(pj[0] * vsj[0]); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); }
+      { const __m256 p = _mm256_set1_ps(pj[128] * vsj[0]); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); }
     }
     _mm256_storeu_ps(o + c0, o0_0);
     _mm256_storeu_ps(o + os + c0, o1_0);
@@ -4858,8 +4870,8 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_1of2x32_p128_in
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
-      const __m256 v0 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0), _mm256_set1_ps(vsj[0])), v1 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0 + 8), _mm256_set1_ps(vsj[0])), v2 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0 + 16), _mm256_set1_ps(vsj[0])), v3 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0 + 24), _mm256_set1_ps(vsj[0]));
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
+      const __m256 v0 = attngen_i8_load_avx2(vj + c0), v1 = attngen_i8_load_avx2(vj + c0 + 8), v2 = attngen_i8_load_avx2(vj + c0 + 16), v3 = attngen_i8_load_avx2(vj + c0 + 24);
+      { const __m256 p = _mm256_set1_ps(pj[0] * vsj[0]); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
     }
     _mm256_storeu_ps(o + c0, o0_0); _mm256_storeu_ps(o + c0 + 8, o0_1); _mm256_storeu_ps(o + c0 + 16, o0_2); _mm256_storeu_ps(o + c0 + 24, o0_3);
   }
@@ -4870,8 +4882,8 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_1of2x32_p128_in
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
-      const __m256 v0 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0), _mm256_set1_ps(vsj[0]));
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); }
+      const __m256 v0 = attngen_i8_load_avx2(vj + c0);
+      { const __m256 p = _mm256_set1_ps(pj[0] * vsj[0]); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); }
     }
     _mm256_storeu_ps(o + c0, o0_0);
   }
@@ -8317,12 +8329,14 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_int8__neon(const float *
     int c = 0;
     for (; c + 4 <= d; c += 4)
       { const float32x4_t qv0 = vld1q_f32(q0 + c); const float32x4_t qv1 = vld1q_f32(q1 + c);
-        { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + c), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-        { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + c), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-        { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + c), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-        { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + c), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); } }
+        { const float32x4_t kv = attngen_i8_load_neon(k0 + c); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
+        { const float32x4_t kv = attngen_i8_load_neon(k1 + c); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
+        { const float32x4_t kv = attngen_i8_load_neon(k2 + c); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
+        { const float32x4_t kv = attngen_i8_load_neon(k3 + c); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); } }
     vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
     vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
+    s[0] *= ks0[0]; s[1] *= ks1[0]; s[2] *= ks2[0]; s[3] *= ks3[0];
+    s[64] *= ks0[0]; s[65] *= ks1[0]; s[66] *= ks2[0]; s[67] *= ks3[0];
     for (; c < d; ++c) { /* head_dim past the last full vector */
       s[0] += q0[c] * (float)(k0[c]) * ks0[0];
       s[1] += q0[c] * (float)(k1[c]) * ks1[0];
@@ -8357,12 +8371,13 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_int8__neon(const floa
     int c = 0;
     for (; c + 4 <= d; c += 4)
       { const float32x4_t qv0 = vld1q_f32(q0 + c);
-        { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + c), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); }
-        { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + c), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); }
-        { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + c), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); }
-        { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + c), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); } }
+        { const float32x4_t kv = attngen_i8_load_neon(k0 + c); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); }
+        { const float32x4_t kv = attngen_i8_load_neon(k1 + c); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); }
+        { const float32x4_t kv = attngen_i8_load_neon(k2 + c); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); }
+        { const float32x4_t kv = attngen_i8_load_neon(k3 + c); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); } }
     vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
     vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
+    s[0] *= ks0[0]; s[1] *= ks1[0]; s[2] *= ks2[0]; s[3] *= ks3[0];
     for (; c < d; ++c) { /* head_dim past the last full vector */
       s[0] += q0[c] * (float)(k0[c]) * ks0[0];
       s[1] += q0[c] * (float)(k1[c]) * ks1[0];
@@ -8390,12 +8405,14 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_rowwise_int8__neon(const
     const float *restrict q1 = qp + dp;
     float32x4_t acc0_0 = vdupq_n_f32(0.0f), acc0_1 = vdupq_n_f32(0.0f), acc0_2 = vdupq_n_f32(0.0f), acc0_3 = vdupq_n_f32(0.0f);
     float32x4_t acc1_0 = vdupq_n_f32(0.0f), acc1_1 = vdupq_n_f32(0.0f), acc1_2 = vdupq_n_f32(0.0f), acc1_3 = vdupq_n_f32(0.0f);
-    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + c), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(q0 + c), kv); acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(q1 + c), kv); }
-    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + c), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(q0 + c), kv); acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(q1 + c), kv); }
-    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + c), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, vld1q_f32(q0 + c), kv); acc1_2 = vfmaq_f32(acc1_2, vld1q_f32(q1 + c), kv); }
-    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + c), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, vld1q_f32(q0 + c), kv); acc1_3 = vfmaq_f32(acc1_3, vld1q_f32(q1 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = attngen_i8_load_neon(k0 + c); acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(q0 + c), kv); acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(q1 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = attngen_i8_load_neon(k1 + c); acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(q0 + c), kv); acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(q1 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = attngen_i8_load_neon(k2 + c); acc0_2 = vfmaq_f32(acc0_2, vld1q_f32(q0 + c), kv); acc1_2 = vfmaq_f32(acc1_2, vld1q_f32(q1 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = attngen_i8_load_neon(k3 + c); acc0_3 = vfmaq_f32(acc0_3, vld1q_f32(q0 + c), kv); acc1_3 = vfmaq_f32(acc1_3, vld1q_f32(q1 + c), kv); }
     vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
     vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
+    s[0] *= ks0[0]; s[1] *= ks1[0]; s[2] *= ks2[0]; s[3] *= ks3[0];
+    s[64] *= ks0[0]; s[65] *= ks1[0]; s[66] *= ks2[0]; s[67] *= ks3[0];
     for (int c = d / 4 * 4; c < d; ++c) { /* head_dim past the last full vector */
       s[0] += q0[c] * (float)(k0[c]) * ks0[0];
       s[1] += q0[c] * (float)(k1[c]) * ks1[0];
@@ -8427,12 +8444,13 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_rowwise_int8__neon(co
     const float *restrict q0 = qp + 0;
     float32x4_t acc0_0 = vdupq_n_f32(0.0f), acc0_1 = vdupq_n_f32(0.0f), acc0_2 = vdupq_n_f32(0.0f), acc0_3 = vdupq_n_f32(0.0f);
     const float32x4_t acc1_0 = vdupq_n_f32(0.0f), acc1_1 = vdupq_n_f32(0.0f), acc1_2 = vdupq_n_f32(0.0f), acc1_3 = vdupq_n_f32(0.0f); /* rows past the live ones: S = 0 */
-    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + c), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(q0 + c), kv); }
-    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + c), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(q0 + c), kv); }
-    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + c), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, vld1q_f32(q0 + c), kv); }
-    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + c), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, vld1q_f32(q0 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = attngen_i8_load_neon(k0 + c); acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(q0 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = attngen_i8_load_neon(k1 + c); acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(q0 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = attngen_i8_load_neon(k2 + c); acc0_2 = vfmaq_f32(acc0_2, vld1q_f32(q0 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = attngen_i8_load_neon(k3 + c); acc0_3 = vfmaq_f32(acc0_3, vld1q_f32(q0 + c), kv); }
     vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
     vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
+    s[0] *= ks0[0]; s[1] *= ks1[0]; s[2] *= ks2[0]; s[3] *= ks3[0];
     for (int c = d / 4 * 4; c < d; ++c) { /* head_dim past the last full vector */
       s[0] += q0[c] * (float)(k0[c]) * ks0[0];
       s[1] += q0[c] * (float)(k1[c]) * ks1[0];
@@ -8457,9 +8475,9 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x24_p64_int8__neon(const float *re
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
-      const float32x4_t v0 = vmulq_f32(attngen_i8_load_neon(vj + c0), vdupq_n_f32(vsj[0])), v1 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 4), vdupq_n_f32(vsj[0])), v2 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 8), vdupq_n_f32(vsj[0])), v3 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 12), vdupq_n_f32(vsj[0])), v4 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 16), vdupq_n_f32(vsj[0])), v5 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 20), vdupq_n_f32(vsj[0]));
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); o0_4 = vfmaq_f32(o0_4, p, v4); o0_5 = vfmaq_f32(o0_5, p, v5); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 64); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); o1_4 = vfmaq_f32(o1_4, p, v4); o1_5 = vfmaq_f32(o1_5, p, v5); }
+      const float32x4_t v0 = attngen_i8_load_neon(vj + c0), v1 = attngen_i8_load_neon(vj + c0 + 4), v2 = attngen_i8_load_neon(vj + c0 + 8), v3 = attngen_i8_load_neon(vj + c0 + 12), v4 = attngen_i8_load_neon(vj + c0 + 16), v5 = attngen_i8_load_neon(vj + c0 + 20);
+      { const float32x4_t p = vdupq_n_f32(pj[0] * vsj[0]); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); o0_4 = vfmaq_f32(o0_4, p, v4); o0_5 = vfmaq_f32(o0_5, p, v5); }
+      { const float32x4_t p = vdupq_n_f32(pj[64] * vsj[0]); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); o1_4 = vfmaq_f32(o1_4, p, v4); o1_5 = vfmaq_f32(o1_5, p, v5); }
     }
     vst1q_f32(o + c0, o0_0); vst1q_f32(o + c0 + 4, o0_1); vst1q_f32(o + c0 + 8, o0_2); vst1q_f32(o + c0 + 12, o0_3); vst1q_f32(o + c0 + 16, o0_4); vst1q_f32(o + c0 + 20, o0_5);
     vst1q_f32(o + os + c0, o1_0); vst1q_f32(o + os + c0 + 4, o1_1); vst1q_f32(o + os + c0 + 8, o1_2); vst1q_f32(o + os + c0 + 12, o1_3); vst1q_f32(o + os + c0 + 16, o1_4); vst1q_f32(o + os + c0 + 20, o1_5);
@@ -8472,9 +8490,9 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x24_p64_int8__neon(const float *re
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
-      const float32x4_t v0 = vmulq_f32(attngen_i8_load_neon(vj + c0), vdupq_n_f32(vsj[0]));
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 64); o1_0 = vfmaq_f32(o1_0, p, v0); }
+      const float32x4_t v0 = attngen_i8_load_neon(vj + c0);
+      { const float32x4_t p = vdupq_n_f32(pj[0] * vsj[0]); o0_0 = vfmaq_f32(o0_0, p, v0); }
+      { const float32x4_t p = vdupq_n_f32(pj[64] * vsj[0]); o1_0 = vfmaq_f32(o1_0, p, v0); }
     }
     vst1q_f32(o + c0, o0_0);
     vst1q_f32(o + os + c0, o1_0);
@@ -8502,8 +8520,8 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x24_p64_int8__neon(const float 
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
-      const float32x4_t v0 = vmulq_f32(attngen_i8_load_neon(vj + c0), vdupq_n_f32(vsj[0])), v1 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 4), vdupq_n_f32(vsj[0])), v2 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 8), vdupq_n_f32(vsj[0])), v3 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 12), vdupq_n_f32(vsj[0])), v4 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 16), vdupq_n_f32(vsj[0])), v5 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 20), vdupq_n_f32(vsj[0]));
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); o0_4 = vfmaq_f32(o0_4, p, v4); o0_5 = vfmaq_f32(o0_5, p, v5); }
+      const float32x4_t v0 = attngen_i8_load_neon(vj + c0), v1 = attngen_i8_load_neon(vj + c0 + 4), v2 = attngen_i8_load_neon(vj + c0 + 8), v3 = attngen_i8_load_neon(vj + c0 + 12), v4 = attngen_i8_load_neon(vj + c0 + 16), v5 = attngen_i8_load_neon(vj + c0 + 20);
+      { const float32x4_t p = vdupq_n_f32(pj[0] * vsj[0]); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); o0_4 = vfmaq_f32(o0_4, p, v4); o0_5 = vfmaq_f32(o0_5, p, v5); }
     }
     vst1q_f32(o + c0, o0_0); vst1q_f32(o + c0 + 4, o0_1); vst1q_f32(o + c0 + 8, o0_2); vst1q_f32(o + c0 + 12, o0_3); vst1q_f32(o + c0 + 16, o0_4); vst1q_f32(o + c0 + 20, o0_5);
   }
@@ -8514,8 +8532,8 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x24_p64_int8__neon(const float 
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
-      const float32x4_t v0 = vmulq_f32(attngen_i8_load_neon(vj + c0), vdupq_n_f32(vsj[0]));
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); }
+      const float32x4_t v0 = attngen_i8_load_neon(vj + c0);
+      { const float32x4_t p = vdupq_n_f32(pj[0] * vsj[0]); o0_0 = vfmaq_f32(o0_0, p, v0); }
     }
     vst1q_f32(o + c0, o0_0);
   }
@@ -11830,12 +11848,14 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_int8__scalar(const float
     int c = 0;
     for (; c + 1 <= d; c += 1)
       { const float qv0 = (*(q0 + c)); const float qv1 = (*(q1 + c));
-        { const float kv = (((float)*(k0 + c)) * (ks0[0])); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-        { const float kv = (((float)*(k1 + c)) * (ks1[0])); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-        { const float kv = (((float)*(k2 + c)) * (ks2[0])); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-        { const float kv = (((float)*(k3 + c)) * (ks3[0])); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; } }
+        { const float kv = ((float)*(k0 + c)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+        { const float kv = ((float)*(k1 + c)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+        { const float kv = ((float)*(k2 + c)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+        { const float kv = ((float)*(k3 + c)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; } }
     (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
     (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    s[0] *= ks0[0]; s[1] *= ks1[0]; s[2] *= ks2[0]; s[3] *= ks3[0];
+    s[64] *= ks0[0]; s[65] *= ks1[0]; s[66] *= ks2[0]; s[67] *= ks3[0];
     for (; c < d; ++c) { /* head_dim past the last full vector */
       s[0] += q0[c] * (float)(k0[c]) * ks0[0];
       s[1] += q0[c] * (float)(k1[c]) * ks1[0];
@@ -11870,12 +11890,13 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_int8__scalar(const fl
     int c = 0;
     for (; c + 1 <= d; c += 1)
       { const float qv0 = (*(q0 + c));
-        { const float kv = (((float)*(k0 + c)) * (ks0[0])); acc0_0 = acc0_0 + qv0 * kv; }
-        { const float kv = (((float)*(k1 + c)) * (ks1[0])); acc0_1 = acc0_1 + qv0 * kv; }
-        { const float kv = (((float)*(k2 + c)) * (ks2[0])); acc0_2 = acc0_2 + qv0 * kv; }
-        { const float kv = (((float)*(k3 + c)) * (ks3[0])); acc0_3 = acc0_3 + qv0 * kv; } }
+        { const float kv = ((float)*(k0 + c)); acc0_0 = acc0_0 + qv0 * kv; }
+        { const float kv = ((float)*(k1 + c)); acc0_1 = acc0_1 + qv0 * kv; }
+        { const float kv = ((float)*(k2 + c)); acc0_2 = acc0_2 + qv0 * kv; }
+        { const float kv = ((float)*(k3 + c)); acc0_3 = acc0_3 + qv0 * kv; } }
     (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
     (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    s[0] *= ks0[0]; s[1] *= ks1[0]; s[2] *= ks2[0]; s[3] *= ks3[0];
     for (; c < d; ++c) { /* head_dim past the last full vector */
       s[0] += q0[c] * (float)(k0[c]) * ks0[0];
       s[1] += q0[c] * (float)(k1[c]) * ks1[0];
@@ -11903,12 +11924,14 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_rowwise_int8__scalar(con
     const float *restrict q1 = qp + dp;
     float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
     float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f;
-    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k0 + c)) * (ks0[0])); acc0_0 = acc0_0 + (*(q0 + c)) * kv; acc1_0 = acc1_0 + (*(q1 + c)) * kv; }
-    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k1 + c)) * (ks1[0])); acc0_1 = acc0_1 + (*(q0 + c)) * kv; acc1_1 = acc1_1 + (*(q1 + c)) * kv; }
-    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k2 + c)) * (ks2[0])); acc0_2 = acc0_2 + (*(q0 + c)) * kv; acc1_2 = acc1_2 + (*(q1 + c)) * kv; }
-    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k3 + c)) * (ks3[0])); acc0_3 = acc0_3 + (*(q0 + c)) * kv; acc1_3 = acc1_3 + (*(q1 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = ((float)*(k0 + c)); acc0_0 = acc0_0 + (*(q0 + c)) * kv; acc1_0 = acc1_0 + (*(q1 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = ((float)*(k1 + c)); acc0_1 = acc0_1 + (*(q0 + c)) * kv; acc1_1 = acc1_1 + (*(q1 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = ((float)*(k2 + c)); acc0_2 = acc0_2 + (*(q0 + c)) * kv; acc1_2 = acc1_2 + (*(q1 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = ((float)*(k3 + c)); acc0_3 = acc0_3 + (*(q0 + c)) * kv; acc1_3 = acc1_3 + (*(q1 + c)) * kv; }
     (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
     (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    s[0] *= ks0[0]; s[1] *= ks1[0]; s[2] *= ks2[0]; s[3] *= ks3[0];
+    s[64] *= ks0[0]; s[65] *= ks1[0]; s[66] *= ks2[0]; s[67] *= ks3[0];
     for (int c = d / 1 * 1; c < d; ++c) { /* head_dim past the last full vector */
       s[0] += q0[c] * (float)(k0[c]) * ks0[0];
       s[1] += q0[c] * (float)(k1[c]) * ks1[0];
@@ -11940,12 +11963,13 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_rowwise_int8__scalar(
     const float *restrict q0 = qp + 0;
     float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
     const float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f; /* rows past the live ones: S = 0 */
-    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k0 + c)) * (ks0[0])); acc0_0 = acc0_0 + (*(q0 + c)) * kv; }
-    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k1 + c)) * (ks1[0])); acc0_1 = acc0_1 + (*(q0 + c)) * kv; }
-    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k2 + c)) * (ks2[0])); acc0_2 = acc0_2 + (*(q0 + c)) * kv; }
-    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k3 + c)) * (ks3[0])); acc0_3 = acc0_3 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = ((float)*(k0 + c)); acc0_0 = acc0_0 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = ((float)*(k1 + c)); acc0_1 = acc0_1 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = ((float)*(k2 + c)); acc0_2 = acc0_2 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = ((float)*(k3 + c)); acc0_3 = acc0_3 + (*(q0 + c)) * kv; }
     (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
     (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    s[0] *= ks0[0]; s[1] *= ks1[0]; s[2] *= ks2[0]; s[3] *= ks3[0];
     for (int c = d / 1 * 1; c < d; ++c) { /* head_dim past the last full vector */
       s[0] += q0[c] * (float)(k0[c]) * ks0[0];
       s[1] += q0[c] * (float)(k1[c]) * ks1[0];
@@ -11970,9 +11994,9 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x4_p64_int8__scalar(const float *r
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
-      const float v0 = (((float)*(vj + c0)) * (vsj[0])), v1 = (((float)*(vj + c0 + 1)) * (vsj[0])), v2 = (((float)*(vj + c0 + 2)) * (vsj[0])), v3 = (((float)*(vj + c0 + 3)) * (vsj[0]));
-      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; o0_1 = o0_1 + p * v1; o0_2 = o0_2 + p * v2; o0_3 = o0_3 + p * v3; }
-      { const float p = (*(pj + 64)); o1_0 = o1_0 + p * v0; o1_1 = o1_1 + p * v1; o1_2 = o1_2 + p * v2; o1_3 = o1_3 + p * v3; }
+      const float v0 = ((float)*(vj + c0)), v1 = ((float)*(vj + c0 + 1)), v2 = ((float)*(vj + c0 + 2)), v3 = ((float)*(vj + c0 + 3));
+      { const float p = (pj[0] * vsj[0]); o0_0 = o0_0 + p * v0; o0_1 = o0_1 + p * v1; o0_2 = o0_2 + p * v2; o0_3 = o0_3 + p * v3; }
+      { const float p = (pj[64] * vsj[0]); o1_0 = o1_0 + p * v0; o1_1 = o1_1 + p * v1; o1_2 = o1_2 + p * v2; o1_3 = o1_3 + p * v3; }
     }
     *(o + c0) = o0_0; *(o + c0 + 1) = o0_1; *(o + c0 + 2) = o0_2; *(o + c0 + 3) = o0_3;
     *(o + os + c0) = o1_0; *(o + os + c0 + 1) = o1_1; *(o + os + c0 + 2) = o1_2; *(o + os + c0 + 3) = o1_3;
@@ -11985,9 +12009,9 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x4_p64_int8__scalar(const float *r
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
-      const float v0 = (((float)*(vj + c0)) * (vsj[0]));
-      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; }
-      { const float p = (*(pj + 64)); o1_0 = o1_0 + p * v0; }
+      const float v0 = ((float)*(vj + c0));
+      { const float p = (pj[0] * vsj[0]); o0_0 = o0_0 + p * v0; }
+      { const float p = (pj[64] * vsj[0]); o1_0 = o1_0 + p * v0; }
     }
     *(o + c0) = o0_0;
     *(o + os + c0) = o1_0;
@@ -12015,8 +12039,8 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x4_p64_int8__scalar(const float
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
-      const float v0 = (((float)*(vj + c0)) * (vsj[0])), v1 = (((float)*(vj + c0 + 1)) * (vsj[0])), v2 = (((float)*(vj + c0 + 2)) * (vsj[0])), v3 = (((float)*(vj + c0 + 3)) * (vsj[0]));
-      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; o0_1 = o0_1 + p * v1; o0_2 = o0_2 + p * v2; o0_3 = o0_3 + p * v3; }
+      const float v0 = ((float)*(vj + c0)), v1 = ((float)*(vj + c0 + 1)), v2 = ((float)*(vj + c0 + 2)), v3 = ((float)*(vj + c0 + 3));
+      { const float p = (pj[0] * vsj[0]); o0_0 = o0_0 + p * v0; o0_1 = o0_1 + p * v1; o0_2 = o0_2 + p * v2; o0_3 = o0_3 + p * v3; }
     }
     *(o + c0) = o0_0; *(o + c0 + 1) = o0_1; *(o + c0 + 2) = o0_2; *(o + c0 + 3) = o0_3;
   }
@@ -12027,8 +12051,8 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x4_p64_int8__scalar(const float
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
-      const float v0 = (((float)*(vj + c0)) * (vsj[0]));
-      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; }
+      const float v0 = ((float)*(vj + c0));
+      { const float p = (pj[0] * vsj[0]); o0_0 = o0_0 + p * v0; }
     }
     *(o + c0) = o0_0;
   }
