@@ -45,7 +45,8 @@ written by attngen_kv_append from the same fp32 rows (fill_cache: KVCache and Ke
 Paged caches (the cases labelled "paged", Llama-3-8B decode at batch 1 and 8, kv_len chosen at run time so the fp32
 K/V is 4x the last-level cache, PAGED_PAIRS): ov-pa on its paged cache against attngen on a paged cache of the same
 or fewer bytes, with ov-pa's page size and the same block table (attngen.PagedKVCache, written by attngen_kv_append
-through the table; the label names attngen's page size, the nearest its tables offer if not OpenVINO's, or
+through the table; token-major pages and head-major ones as ov-pa's, the faster shown; the label names attngen's
+page size, the nearest its tables offer if not OpenVINO's, or
 "contiguous" when they offer none), and again against attngen on a contiguous cache (a second row, "attngen-c"):
   f32, f16    the same type on both sides;
   u8pa, int8  OpenVINO's u8 pages (keys quantized per channel over each page: an fp32 scale and zero point per
@@ -146,7 +147,7 @@ KV_PAIRS = {
     "f16": {"attngen": "f16", "ort": "f16", "ov-kv": "f16"},
     "int8": {"attngen": "int8", "ov-kv": "u8"},
 }
-# The paged decode cases: OpenVINO's paged cache against attngen's paged (and contiguous) cache of the same or fewer bytes.
+# The paged decode cases: OpenVINO's paged cache against attngen's paged and contiguous ones of no more bytes.
 OV_PA_BLOCK = 32  # rows per page that OpenVINO's CPU plugin asks for (checked against the compiled model)
 PAGED_PAIRS = {
     "f32": {"attngen": "f32", "ov-pa": "f32"},
@@ -373,14 +374,21 @@ def fill_cache(lib, case, k, v, kv_type):
     return filled
 
 
-def fill_paged(lib, case, k, v, rng):
-    """attngen's paged cache of the case's page size: pools of exactly ceil(kv_len / page_size) pages per sequence,
-    the block table a random permutation of them (ov-pa gets the same table when its pages have that size), written
-    by attngen_kv_append through the table from the same fp32 rows as fill_cache."""
+def fill_paged(lib, case, k, v, table, head_major=False):
+    """attngen's paged cache of the case's page size: pools of exactly the pages `table` names (ceil(kv_len /
+    page_size) per sequence, a random permutation: ov-pa gets the same table when its pages have that size), dense
+    pages [page_size, kv_heads, head_dim] or (head_major) [kv_heads, page_size, head_dim] as ov-pa's, written by
+    attngen_kv_append through the table from the same fp32 rows as fill_cache."""
     c, ps, kv_type = case, case.page_size, case.cache_type("attngen")
-    per_seq = -(-c.kv_len // ps)
-    cache = attngen.PagedKVCache.allocate(c.batch, c.batch * per_seq, ps, c.kv_heads, c.head_dim, per_seq, kv_type)
-    cache.block_table[:] = rng.permutation(c.batch * per_seq).astype(np.int32).reshape(c.batch, per_seq)
+    per_row = attngen.dtypes.scales_per_row(kv_type, c.head_dim)
+
+    def pool(width, dtype):  # [pages, page_size, kv_heads, width], head-major pages as their transposed view
+        if head_major:
+            return np.zeros((table.size, c.kv_heads, ps, width), dtype).transpose(0, 2, 1, 3)
+        return np.zeros((table.size, ps, c.kv_heads, width), dtype)
+    scales = [pool(per_row, np.float32) if per_row else None for _ in range(2)]
+    cache = attngen.PagedKVCache(*(pool(c.head_dim, attngen.dtypes.NUMPY_DTYPE[kv_type]) for _ in range(2)), table,
+                                 None, *scales, kv_dtype=kv_type)
     lib.kernel(case, kv_type, ps).append(cache, k, v)
     return cache
 
@@ -389,12 +397,13 @@ class AttngenPagedRunner(Runner):
     """attngen's paged decode kernel on the paged cache of fill_paged, bound once (Kernel.bind with the cache)."""
     family = "attngen"
 
-    def __init__(self, lib, case, q, threads, cache):
+    def __init__(self, lib, case, q, threads, cache, head_major=False):
         self.q, self.cache, self.cache_type = q, cache, case.cache_type("attngen")
         self.o = np.zeros_like(q)
         kernel = lib.kernel(case, self.cache_type, cache.page_size)
         self.run = kernel.bind(q, cache, out=self.o, threads=threads)
-        self.variant = f"{kernel.name} (pages of {cache.page_size}, shuffled)"
+        self.variant = f"{kernel.name} (pages of {cache.page_size}, shuffled" + (
+            ", head-major K/V)" if head_major else ")")
 
     def call(self):
         self.run()
@@ -927,12 +936,13 @@ def relerr(out, ref):
 def run_case(lib, case, threads, data, cfg, rng, log):
     q, k, v = data["q"], data["k"], data["v"]
     cache = data.get("cache")  # typed cases: attngen's cache (fill_cache)
-    paged = data.get("paged")  # paged cases: attngen's paged cache (fill_paged), the "attngen" family there
+    paged = data.get("paged")  # paged cases: attngen's paged caches (fill_paged), the "attngen" family there
     results = []
     # attngen's variants, the first one every other's reference: (family, variant, runner); on a paged case the
     # contiguous cache's runs are family "attngen-c", a row of their own
     contiguous = "attngen-c" if paged else "attngen"
-    makers = [("attngen", "paged", lambda: AttngenPagedRunner(lib, case, q, threads, paged))] if paged else []
+    makers = [("attngen", "paged", lambda hm=hm: AttngenPagedRunner(lib, case, q, threads, paged[hm], hm))
+              for hm in (False, True)] if paged else []
     makers.append((contiguous, "-", lambda: AttngenRunner(lib, case, q, k, v, threads, cache=cache, family=contiguous)))
     if case.decode:
         makers.append((contiguous, "head-major", lambda: AttngenRunner(lib, case, q, k, v, threads, head_major=True,
@@ -948,7 +958,7 @@ def run_case(lib, case, threads, data, cfg, rng, log):
                 return results
     for fam in case.families():
         try:
-            for r in peer_runners(fam, case, q, k, v, threads, cache, rng, paged.block_table if paged else None):
+            for r in peer_runners(fam, case, q, k, v, threads, cache, rng, paged[0].block_table if paged else None):
                 results.append(Result(r))
         except Exception as e:
             r = Result(Runner())
@@ -1177,7 +1187,9 @@ def main():
             try:
                 data["cache"] = fill_cache(lib, case, data["k"], data["v"], case.cache_type("attngen"))
                 if case.paged and case.page_size:
-                    data["paged"] = fill_paged(lib, case, data["k"], data["v"], rng)
+                    per_seq = -(-case.kv_len // case.page_size)
+                    table = rng.permutation(case.batch * per_seq).astype(np.int32).reshape(case.batch, per_seq)
+                    data["paged"] = [fill_paged(lib, case, data["k"], data["v"], table, hm) for hm in (False, True)]
             except Exception as e:
                 out(f"{case.label:<{lw}} attngen failed: cache fill: {e}")
                 status = 1
@@ -1188,7 +1200,7 @@ def main():
             load_now = loadavg().split()[0]
             att = best_of(results, "attngen")
             att_res = next((r for r in results if r.family == "attngen" and r.out is not None), None)
-            att_cell = fmt_ms(att.median if att else None) + ("h" if att and att.variant.endswith("(head-major K/V)")
+            att_cell = fmt_ms(att.median if att else None) + ("h" if att and att.variant.endswith("head-major K/V)")
                                                               else "")
             if not att:
                 status = 1
@@ -1201,7 +1213,7 @@ def main():
                 if "paged" in data:
                     contig = best_of(results, "attngen-c")
                     sides.append((contig, fmt_ms(contig.median if contig else None) + (
-                        "h" if contig and contig.variant.endswith("(head-major K/V)") else ""), att_type))
+                        "h" if contig and contig.variant.endswith("head-major K/V)") else ""), att_type))
                 for fam in case.families():
                     rs = [r for r in results if r.family == fam]
                     b = best_of(results, fam)
@@ -1318,8 +1330,8 @@ def main():
     if any(c.paged for c in cases):
         out(f"Paged caches: ov-pa = OpenVINO's PagedAttention on pages of {OV_PA_BLOCK} rows (its CPU plugin's size),")
         out("B sequences in one call; attngen's first row on its paged cache (<type>/p<rows>: the same page size and")
-        out("block table), its second on a contiguous cache (token-major or head-major, 'h'). u8pa: OpenVINO's u8")
-        out("pages, K quantized per (page, kv head, column), V per row (fp32 scale and zero point), both counted.")
+        out("block table; pages token-major, or head-major as ov-pa's, 'h'), its second on a contiguous cache. u8pa:")
+        out("OpenVINO's u8 pages, K quantized per (page, kv head, column), V per row (fp32 scale and zero point).")
     kernels = sorted({(r["case"], r["variant"]) for r in csv_rows if r["family"] == "attngen"},
                      key=lambda x: [c.label for c in cases].index(x[0]))
     out()

@@ -147,6 +147,8 @@ class Kernel:
         if isinstance(k, PagedKVCache):
             kv_len, kv_lens = paged_lengths(self, k, v, k_scale, v_scale, kv_len, kv_lens)
             kv = k
+        elif v is None:
+            raise refuse("ATTNGEN_ERR_NULL", "attngen: v is missing: pass k and v, or a PagedKVCache as k")
         else:
             kv = _ContiguousKV(self, k, v, k_scale, v_scale)
         tensors = _AttentionTensors(self, q, kv, kv_len, kv_lens, scale, out, return_lse, q_pos,

@@ -214,6 +214,7 @@ class PagedErrors(unittest.TestCase):
         self.assertRefused("ATTNGEN_ERR_DTYPE", "",
                            self.model.select(mask=MASK, phase="decode", kv_dtype="f16", page_size=4), q, c)
         self.assertRefused("ATTNGEN_ERR_SHAPE", "pass no v", self.dec, q, c, c.v)
+        self.assertRefused("ATTNGEN_ERR_NULL", "v is missing", self.dec, q, c.k)
         self.assertRefused("ATTNGEN_ERR_SHAPE", "the paged cache 2 sequences", self.dec, q[:1], c)
         self.assertRefused("ATTNGEN_ERR_UNSUPPORTED", "page_size", self.model.select, mask=MASK, phase="decode",
                            page_size=8)
