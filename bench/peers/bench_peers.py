@@ -1229,8 +1229,9 @@ def main():
                             cells = ("fail" if rs and side else "-", "-", "-")
                         err_att = f"{side.err_fp32:.1e}" if side and side.err_fp32 is not None else "-"
                         gbs = f"{case.kv_bytes(att_type) / side.median / 1e9:.1f}" if side else "-"
+                        mark = "!" if side and side.disagrees else ""
                         out(f"{case.label:<{lw}} {threads:>3}  {fam:<6}{ptype:<6}{mib(ptype):>7} {cells[0]:>9}  "
-                            f"{side_type:<8}{mib(att_type):>7} {side_cell + ('!' if side and side.disagrees else ''):>9} "
+                            f"{side_type:<8}{mib(att_type):>7} {side_cell + mark:>9} "
                             f"{gbs:>6} {cells[1]:>12}  {cells[2]:>9} {err_att:>8}")
             else:
                 cells = []

@@ -24,9 +24,10 @@ from .merge import merge_states
 from .model import Model, build, compile_model, generate, load
 from .paged import PagedKVCache
 
-__all__ = ["attention", "merge_states", "alibi_slopes", "select", "build", "generate", "compile_model", "load", "load_library", "Model", "Kernel",
-           "Call", "KVCache", "PagedKVCache", "Error", "LibraryNotFound", "BuildError", "dequantize", "bf16_from_float32",
-           "bf16_to_float32", "dtypes", "ISAS", "MASKS", "PHASES", "KV_DTYPES", "cpu_isas"]
+__all__ = ["attention", "merge_states", "alibi_slopes", "select", "build", "generate", "compile_model", "load",
+           "load_library", "Model", "Kernel", "Call", "KVCache", "PagedKVCache", "Error", "LibraryNotFound",
+           "BuildError", "dequantize", "bf16_from_float32", "bf16_to_float32", "dtypes", "ISAS", "MASKS", "PHASES",
+           "KV_DTYPES", "cpu_isas"]
 
 
 def cpu_isas():
