@@ -46,8 +46,8 @@ Paged caches (the cases labelled "paged", Llama-3-8B decode at batch 1 and 8, kv
 K/V is 4x the last-level cache, PAGED_PAIRS): ov-pa on its paged cache against attngen on a paged cache of the same
 or fewer bytes, with ov-pa's page size and the same block table (attngen.PagedKVCache, written by attngen_kv_append
 through the table; token-major pages and head-major ones as ov-pa's, the faster shown; the label names attngen's
-page size, the nearest its tables offer if not OpenVINO's, or
-"contiguous" when they offer none), and again against attngen on a contiguous cache (a second row, "attngen-c"):
+page size, the nearest its tables offer if not OpenVINO's, or "contiguous" when they offer none), and again against
+attngen on a contiguous cache (a second row; family "attngen-c" in results.csv):
   f32, f16    the same type on both sides;
   u8pa, int8  OpenVINO's u8 pages (keys quantized per channel over each page: an fp32 scale and zero point per
               (page, kv head, column), 4*128/32 bytes a row at block size 32; values per row as u8 above: 128 + 8 +
