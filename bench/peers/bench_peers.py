@@ -43,8 +43,11 @@ written by attngen_kv_append from the same fp32 rows (fill_cache: KVCache and Ke
               zero point per row, KEY/VALUE_CACHE_GROUP_SIZE 0 = one group per head: 1 byte + 8 per 128 elements).
               OpenVINO quantizes the rows itself (the state API takes fp32 and stores u8).
 Paged caches (the cases labelled "paged", Llama-3-8B decode at batch 1 and 8, kv_len chosen at run time so the fp32
-K/V is 4x the last-level cache, PAGED_PAIRS): ov-pa on its paged cache against attngen on a contiguous cache of the
-same or fewer bytes (the attngen Python package has no paged calls; the label says "contiguous"):
+K/V is 4x the last-level cache, PAGED_PAIRS): ov-pa on its paged cache against attngen on a paged cache of the same
+or fewer bytes, with ov-pa's page size and the same block table (attngen.PagedKVCache, written by attngen_kv_append
+through the table; token-major pages and head-major ones as ov-pa's, the faster shown; the label names attngen's
+page size, the nearest its tables offer if not OpenVINO's, or "contiguous" when they offer none), and again against
+attngen on a contiguous cache (a second row; family "attngen-c" in results.csv):
   f32, f16    the same type on both sides;
   u8pa, int8  OpenVINO's u8 pages (keys quantized per channel over each page: an fp32 scale and zero point per
               (page, kv head, column), 4*128/32 bytes a row at block size 32; values per row as u8 above: 128 + 8 +
@@ -144,7 +147,7 @@ KV_PAIRS = {
     "f16": {"attngen": "f16", "ort": "f16", "ov-kv": "f16"},
     "int8": {"attngen": "int8", "ov-kv": "u8"},
 }
-# The paged decode cases: OpenVINO's paged cache against attngen's contiguous cache of the same or fewer bytes.
+# The paged decode cases: OpenVINO's paged cache against attngen's paged and contiguous ones of no more bytes.
 OV_PA_BLOCK = 32  # rows per page that OpenVINO's CPU plugin asks for (checked against the compiled model)
 PAGED_PAIRS = {
     "f32": {"attngen": "f32", "ov-pa": "f32"},
@@ -157,7 +160,7 @@ PAGED_PAIRS = {
 
 class Case:
     def __init__(self, short, heads, kv_heads, head_dim, causal, decode, q_len, kv_len, batch=1, kv=None,
-                 paged=False):
+                 paged=False, page_size=None):
         self.short = short  # x-axis label of the plots
         self.heads, self.kv_heads, self.head_dim = heads, kv_heads, head_dim
         self.causal, self.decode = causal, decode
@@ -165,12 +168,16 @@ class Case:
         self.group = heads // kv_heads
         # None: every side on fp32 K/V; else a KV_PAIRS (PAGED_PAIRS if paged) key: each side's cache type (decode)
         self.kv, self.paged = kv, paged
+        self.page_size = page_size  # paged cases: attngen's pages (None: its tables have no paged kernel here)
         self.types = (PAGED_PAIRS if paged else KV_PAIRS)[kv] if kv else None
         shape = f"h{heads}/kv{kv_heads}/d{head_dim}"
         if decode:
             self.label = f"decode {shape} L={kv_len}" + (f" B={batch}" if batch > 1 else "")
             if paged:
-                self.label += f" paged {self.types['ov-pa']}, attngen {self.types['attngen']} contiguous"
+                pages = f"pages of {page_size}" if page_size else "contiguous"
+                if page_size and page_size != OV_PA_BLOCK:
+                    pages += f" (nearest to {OV_PA_BLOCK} in its tables)"
+                self.label += f" paged {self.types['ov-pa']}, attngen {self.types['attngen']} {pages}"
             elif kv:
                 self.label += " kv " + "|".join(dict.fromkeys(self.types.values()))
         else:
@@ -199,7 +206,7 @@ class Case:
         return 2.0 * self.batch * self.kv_len * self.kv_heads * KV_ROW_BYTES[kv_type](self.head_dim)
 
 
-def make_cases(quick, llc):
+def make_cases(quick, llc, page_size=lambda heads, kv_heads, head_dim, kv_type: None):
     # Full sizes; quick mode shrinks lengths (and keeps every shape) for a smoke run. Each decode case is timed warm
     # or cold alike for every library (kv_state, by the size of its fp32 K/V against the last-level cache llc) and
     # its label says which.
@@ -228,7 +235,8 @@ def make_cases(quick, llc):
         n = L(beyond_llc(llc, batch, 8, 128))
         for kv in PAGED_PAIRS:
             short = f"pg L{n // 1024}k" + (f" B{batch}" if batch > 1 else "") + " " + PAGED_PAIRS[kv]["ov-pa"]
-            c.append(Case(short, 32, 8, 128, True, True, 1, n, batch=batch, kv=kv, paged=True))
+            ps = page_size(32, 8, 128, PAGED_PAIRS[kv]["attngen"])
+            c.append(Case(short, 32, 8, 128, True, True, 1, n, batch=batch, kv=kv, paged=True, page_size=ps))
     for x in c:
         x.state, x.evict_each = kv_state(x, llc)
         if x.decode:
@@ -297,8 +305,8 @@ class AttngenRunner(Runner):
     type instead of the fp32 k and v. The call is bound once (attngen.Kernel.bind): call() is the C call alone."""
     family = "attngen"
 
-    def __init__(self, lib, case, q, k, v, threads, head_major=False, cache=None):
-        self.case, self.threads = case, threads
+    def __init__(self, lib, case, q, k, v, threads, head_major=False, cache=None, family="attngen"):
+        self.case, self.threads, self.family = case, threads, family
         self.o = np.zeros_like(q)
         # the same cache, head-major: [B,L,KV,*] stored as [B,KV,L,*], for the elements and int8's scales alike
         hm = (lambda x: np.ascontiguousarray(x.transpose(0, 2, 1, 3)).transpose(0, 2, 1, 3)) if head_major else \
@@ -336,12 +344,21 @@ class Attngen:
             log(f"attngen: building {config}")
             self.models.append(attngen.build(config, os.path.join(models_dir, name)))
 
-    def kernel(self, case, kv_type="f32"):
+    def kernel(self, case, kv_type="f32", page_size=0):
         shape = dict(heads=case.heads, kv_heads=case.kv_heads, head_dim=case.head_dim,
                      mask="causal" if case.causal else "none", phase="decode" if case.decode else "prefill",
-                     kv_dtype=kv_type)
+                     kv_dtype=kv_type, page_size=page_size)
         model = next((m for m in self.models if m.has(**shape)), None)
         return model.select(**shape) if model else attngen.select(**shape)
+
+    def page_size(self, heads, kv_heads, head_dim, kv_type, want=None):
+        """The page size nearest to want (default OV_PA_BLOCK; ties: the smaller) among the tables' paged causal
+        decode kernels of that shape and cache type, or None."""
+        want = want or OV_PA_BLOCK
+        shape = dict(heads=heads, kv_heads=kv_heads, head_dim=head_dim, mask="causal", phase="decode",
+                     kv_dtype=kv_type)
+        sizes = {p for m in self.models for p in m.page_sizes if m.has(**shape, page_size=p)}
+        return min(sizes, key=lambda p: (abs(p - want), p)) if sizes else None
 
 
 def fill_cache(lib, case, k, v, kv_type):
@@ -355,6 +372,48 @@ def fill_cache(lib, case, k, v, kv_type):
               "v32": v32, "bytes": cache.nbytes}
     assert filled["bytes"] == case.kv_bytes(kv_type), (filled["bytes"], case.kv_bytes(kv_type))
     return filled
+
+
+def fill_paged(lib, case, k, v, table, head_major=False):
+    """attngen's paged cache of the case's page size: pools of exactly the pages `table` names (ceil(kv_len /
+    page_size) per sequence, a random permutation: ov-pa gets the same table when its pages have that size), dense
+    pages [page_size, kv_heads, head_dim] or (head_major) [kv_heads, page_size, head_dim] as ov-pa's, written by
+    attngen_kv_append through the table from the same fp32 rows as fill_cache."""
+    c, ps, kv_type = case, case.page_size, case.cache_type("attngen")
+    per_row = attngen.dtypes.scales_per_row(kv_type, c.head_dim)
+
+    def pool(width, dtype):  # [pages, page_size, kv_heads, width], head-major pages as their transposed view
+        if head_major:
+            return np.zeros((table.size, c.kv_heads, ps, width), dtype).transpose(0, 2, 1, 3)
+        return np.zeros((table.size, ps, c.kv_heads, width), dtype)
+    scales = [pool(per_row, np.float32) if per_row else None for _ in range(2)]
+    cache = attngen.PagedKVCache(*(pool(c.head_dim, attngen.dtypes.NUMPY_DTYPE[kv_type]) for _ in range(2)), table,
+                                 None, *scales, kv_dtype=kv_type)
+    lib.kernel(case, kv_type, ps).append(cache, k, v)
+    return cache
+
+
+class AttngenPagedRunner(Runner):
+    """attngen's paged decode kernel on the paged cache of fill_paged, bound once (Kernel.bind with the cache)."""
+    family = "attngen"
+
+    def __init__(self, lib, case, q, threads, cache, head_major=False):
+        self.q, self.cache, self.cache_type = q, cache, case.cache_type("attngen")
+        self.o = np.zeros_like(q)
+        kernel = lib.kernel(case, self.cache_type, cache.page_size)
+        self.run = kernel.bind(q, cache, out=self.o, threads=threads)
+        self.variant = f"{kernel.name} (pages of {cache.page_size}, shuffled" + (
+            ", head-major K/V)" if head_major else ")")
+
+    def call(self):
+        self.run()
+
+    def output(self):
+        return self.o
+
+    def stored(self):
+        L = int(self.cache.lengths[0])
+        return (self.q, *(x[:, :L] for x in self.cache.dequantized(np.float32)))
 
 
 class TorchRunner(Runner):
@@ -720,16 +779,18 @@ class OvPagedRunner(Runner):
     the same values."""
     family = "ov-pa"
 
-    def __init__(self, case, q, k, v, threads, kv, rng):
+    def __init__(self, case, q, k, v, threads, kv, rng, table=None):
         from ov_paged import PagedDecode
         ov_type = {"u8pa": "u8"}.get(kv, kv)
-        self.pa = PagedDecode(q, k, v, ov_config(threads, ov_type), rng)
+        self.pa = PagedDecode(q, k, v, ov_config(threads, ov_type), rng, table)
         self.cache_type, self.q = kv, q
         self.variant = f"paged attention, {kv} pages of {self.pa.block}"
         got = self.pa.cache_type.get_type_name()
         notes = [f"compiled with a {got} cache, not {ov_type}"] if got != ov_type else []
         if self.pa.block != OV_PA_BLOCK:
             notes.append(f"pages of {self.pa.block} rows, not {OV_PA_BLOCK}: the MiB column is off")
+        if table is not None and self.pa.table is not table:
+            notes.append(f"its own block table: pages of {self.pa.block} rows, attngen's of {case.page_size}")
         self.note = "; ".join(notes)
 
     def call(self):
@@ -742,10 +803,10 @@ class OvPagedRunner(Runner):
         return (self.q, *self.pa.stored())
 
 
-def peer_runners(family, case, q, k, v, threads, cache=None, rng=None):
+def peer_runners(family, case, q, k, v, threads, cache=None, rng=None, table=None):
     if case.kv:  # typed decode: the peers with a cache of that type (KV_PAIRS, PAGED_PAIRS)
         if family == "ov-pa":
-            return [OvPagedRunner(case, q, k, v, threads, case.cache_type("ov-pa"), rng)]
+            return [OvPagedRunner(case, q, k, v, threads, case.cache_type("ov-pa"), rng, table)]
         if family == "ort":
             return ort_runners_kv(case, q, cache, threads)
         if family == "ov-kv":
@@ -875,24 +936,29 @@ def relerr(out, ref):
 def run_case(lib, case, threads, data, cfg, rng, log):
     q, k, v = data["q"], data["k"], data["v"]
     cache = data.get("cache")  # typed cases: attngen's cache (fill_cache)
+    paged = data.get("paged")  # paged cases: attngen's paged caches (fill_paged), the "attngen" family there
     results = []
-    try:
-        att = AttngenRunner(lib, case, q, k, v, threads, cache=cache)
-    except Exception as e:
-        r = Result(Runner())
-        r.family, r.variant, r.error = "attngen", "-", str(e)
-        return [r]
-    results.append(Result(att))
+    # attngen's variants, the first one every other's reference: (family, variant, runner); on a paged case the
+    # contiguous cache's runs are family "attngen-c", a row of their own
+    contiguous = "attngen-c" if paged else "attngen"
+    makers = [("attngen", "paged", lambda hm=hm: AttngenPagedRunner(lib, case, q, threads, paged[hm], hm))
+              for hm in (False, True)] if paged else []
+    makers.append((contiguous, "-", lambda: AttngenRunner(lib, case, q, k, v, threads, cache=cache, family=contiguous)))
     if case.decode:
+        makers.append((contiguous, "head-major", lambda: AttngenRunner(lib, case, q, k, v, threads, head_major=True,
+                                                                     cache=cache, family=contiguous)))
+    for fam, variant, make in makers:
         try:
-            results.append(Result(AttngenRunner(lib, case, q, k, v, threads, head_major=True, cache=cache)))
+            results.append(Result(make()))
         except Exception as e:
             r = Result(Runner())
-            r.family, r.variant, r.error = "attngen", "head-major", str(e)
+            r.family, r.variant, r.error = fam, variant, str(e)
             results.append(r)
+            if len(results) == 1:
+                return results
     for fam in case.families():
         try:
-            for r in peer_runners(fam, case, q, k, v, threads, cache, rng):
+            for r in peer_runners(fam, case, q, k, v, threads, cache, rng, paged[0].block_table if paged else None):
                 results.append(Result(r))
         except Exception as e:
             r = Result(Runner())
@@ -1052,7 +1118,7 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     lib = Attngen(a.lib, a.configs, os.path.join(a.out, "models"), lambda msg: print(msg, file=sys.stderr, flush=True))
     rng = np.random.default_rng(cfg.seed)
-    cases = [c for c in make_cases(cfg.quick, cfg.llc) if cfg.filter in c.label.lower()]
+    cases = [c for c in make_cases(cfg.quick, cfg.llc, lib.page_size) if cfg.filter in c.label.lower()]
     if not cases:
         print(f"bench-peers: no case label contains '{cfg.filter}'", file=sys.stderr)
         return 2
@@ -1098,7 +1164,8 @@ def main():
         if kind in ("kv", "paged"):
             out("Reduced-precision K/V caches (decode): each peer against attngen on a cache of the same or fewer "
                 "bytes" if kind == "kv" else "Paged K/V caches (decode): OpenVINO's PagedAttention on its pages "
-                "(block table a random permutation) against attngen on a contiguous cache of the same or fewer bytes")
+                "(block table a random permutation) against attngen on pages of the label's size and the same block "
+                "table (cache <type>/p<rows>), then on a contiguous cache of the same or fewer bytes")
             out(head_kv0)
             out(head_kv)
             out("-" * len(head_kv))
@@ -1119,6 +1186,10 @@ def main():
         if case.kv:
             try:
                 data["cache"] = fill_cache(lib, case, data["k"], data["v"], case.cache_type("attngen"))
+                if case.paged and case.page_size:
+                    per_seq = -(-case.kv_len // case.page_size)
+                    table = rng.permutation(case.batch * per_seq).astype(np.int32).reshape(case.batch, per_seq)
+                    data["paged"] = [fill_paged(lib, case, data["k"], data["v"], table, hm) for hm in (False, True)]
             except Exception as e:
                 out(f"{case.label:<{lw}} attngen failed: cache fill: {e}")
                 status = 1
@@ -1129,7 +1200,7 @@ def main():
             load_now = loadavg().split()[0]
             att = best_of(results, "attngen")
             att_res = next((r for r in results if r.family == "attngen" and r.out is not None), None)
-            att_cell = fmt_ms(att.median if att else None) + ("h" if att and att.variant.endswith("(head-major K/V)")
+            att_cell = fmt_ms(att.median if att else None) + ("h" if att and att.variant.endswith("head-major K/V)")
                                                               else "")
             if not att:
                 status = 1
@@ -1137,21 +1208,31 @@ def main():
             if case.kv:
                 att_type = case.cache_type("attngen")
                 mib = lambda t: f"{case.kv_bytes(t) / 2**20:.1f}"
+                # attngen's rows: its paged cache (paged cases), then its contiguous one
+                sides = [(att, att_cell, att_type + (f"/p{case.page_size}" if "paged" in data else ""))]
+                if "paged" in data:
+                    contig = best_of(results, "attngen-c")
+                    sides.append((contig, fmt_ms(contig.median if contig else None) + (
+                        "h" if contig and contig.variant.endswith("head-major K/V)") else ""), att_type))
                 for fam in case.families():
                     rs = [r for r in results if r.family == fam]
                     b = best_of(results, fam)
                     ptype = case.cache_type(fam)
-                    if b and att:
-                        ratios[fam] = paired(b, att)
-                        cells = (f"{fmt_ms(b.median) + ('!' if b.disagrees else ''):>9}", f"{ratios[fam]:.2f}x",
-                                 f"{b.err_fp32:.1e}" if b.err_fp32 is not None else "-")
-                    else:
-                        cells = ("fail" if rs and att else "-", "-", "-")
-                    err_att = f"{att.err_fp32:.1e}" if att and att.err_fp32 is not None else "-"
-                    gbs = f"{case.kv_bytes(att_type) / att.median / 1e9:.1f}" if att else "-"
-                    out(f"{case.label:<{lw}} {threads:>3}  {fam:<6}{ptype:<6}{mib(ptype):>7} {cells[0]:>9}  "
-                        f"{att_type:<8}{mib(att_type):>7} {att_cell + ('!' if att and att.disagrees else ''):>9} "
-                        f"{gbs:>6} {cells[1]:>12}  {cells[2]:>9} {err_att:>8}")
+                    for side, side_cell, side_type in sides:
+                        ratio = paired(b, side) if b and side else None
+                        if side is att and ratio is not None:
+                            ratios[fam] = ratio
+                        if ratio is not None:
+                            cells = (f"{fmt_ms(b.median) + ('!' if b.disagrees else ''):>9}", f"{ratio:.2f}x",
+                                     f"{b.err_fp32:.1e}" if b.err_fp32 is not None else "-")
+                        else:
+                            cells = ("fail" if rs and side else "-", "-", "-")
+                        err_att = f"{side.err_fp32:.1e}" if side and side.err_fp32 is not None else "-"
+                        gbs = f"{case.kv_bytes(att_type) / side.median / 1e9:.1f}" if side else "-"
+                        mark = "!" if side and side.disagrees else ""
+                        out(f"{case.label:<{lw}} {threads:>3}  {fam:<6}{ptype:<6}{mib(ptype):>7} {cells[0]:>9}  "
+                            f"{side_type:<8}{mib(att_type):>7} {side_cell + mark:>9} "
+                            f"{gbs:>6} {cells[1]:>12}  {cells[2]:>9} {err_att:>8}")
             else:
                 cells = []
                 for fam in F32_FAMILIES:
@@ -1185,7 +1266,7 @@ def main():
                 tag = f"{case.label}, {threads}T, {r.family} {r.variant}"
                 if r.error:
                     notes.append(f"{tag}: FAILED: {r.error}")
-                    if r.family == "attngen":
+                    if r.family.startswith("attngen"):
                         status = 1
                 elif r.disagrees and r.err_stored is not None:
                     status = 1
@@ -1249,8 +1330,9 @@ def main():
         out("a float16 output).")
     if any(c.paged for c in cases):
         out(f"Paged caches: ov-pa = OpenVINO's PagedAttention on pages of {OV_PA_BLOCK} rows (its CPU plugin's size),")
-        out("B sequences in one call; attngen on a contiguous cache (token-major or head-major, 'h'). u8pa: OpenVINO's")
-        out("u8 pages, K quantized per (page, kv head, column), V per row (fp32 scale and zero point), both counted.")
+        out("B sequences in one call; attngen's first row on its paged cache (<type>/p<rows>: the same page size and")
+        out("block table; pages token-major, or head-major as ov-pa's, 'h'), its second on a contiguous cache. u8pa:")
+        out("OpenVINO's u8 pages, K quantized per (page, kv head, column), V per row (fp32 scale and zero point).")
     kernels = sorted({(r["case"], r["variant"]) for r in csv_rows if r["family"] == "attngen"},
                      key=lambda x: [c.label for c in cases].index(x[0]))
     out()

@@ -54,11 +54,12 @@ def paged_model(heads, kv_heads, head_dim):
 
 class PagedDecode:
     """The compiled model and its K and V pools (ceil(kv_len / block) pages per sequence, the block table a random
-    permutation of the pools' pages), filled with rows 0..kv_len-2 of k and v; step() writes row kv_len-1 of every
-    sequence and attends over kv_len rows (the same row each time). q [B,1,H,D], k/v [B,L,KV,D] fp32; config:
+    permutation of the pools' pages: `table` [B, pages per sequence] when given for pages of this block size, e.g.
+    the one attngen's paged cache uses), filled with rows 0..kv_len-2 of k and v; step() writes row kv_len-1 of
+    every sequence and attends over kv_len rows (the same row each time). q [B,1,H,D], k/v [B,L,KV,D] fp32; config:
     compile_model's properties."""
 
-    def __init__(self, q, k, v, config, rng):
+    def __init__(self, q, k, v, config, rng, table=None):
         import openvino as ov
         self.ov = ov
         B, L, KV, D = k.shape
@@ -76,7 +77,10 @@ class PagedDecode:
         self.pools = [np.zeros([B * per_seq] + s, dtype) for s in (kshape, vshape)]
         for name, pool in zip(("key_cache.0", "value_cache.0"), self.pools):
             self.req.set_tensor(name, ov.Tensor(pool, shared_memory=True))
-        self.table = rng.permutation(B * per_seq).astype(np.int32).reshape(B, per_seq)
+        if table is not None and np.shape(table) == (B, per_seq):
+            self.table = table
+        else:
+            self.table = rng.permutation(B * per_seq).astype(np.int32).reshape(B, per_seq)
         self.q = q
         self._fill(k, v)
         new = np.concatenate([q.reshape(B, -1), k[:, L - 1].reshape(B, -1), v[:, L - 1].reshape(B, -1)], axis=1)

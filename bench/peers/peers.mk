@@ -9,7 +9,8 @@
 #   make bench-peers PEERS_FILTER='decode'   only the cases whose label contains the substring
 #   make bench-peers PEERS_FILTER='kv '      only the decode cases on reduced-precision K/V caches (f16, int8|u8)
 #   make bench-peers PEERS_FILTER=paged      only OpenVINO's PagedAttention on its paged caches (u8, f16, f32) against
-#                                            attngen's contiguous cache (about 2 min; bench/peers/ov_paged.py)
+#                                            attngen's paged cache (same page size and block table) and its contiguous
+#                                            one (about 2 min; bench/peers/ov_paged.py)
 #   make bench-peers-plot                    redraw the plots from an existing $(BUILD)/peers/ratios_*.dat
 # More knobs (PEERS_SECONDS, PEERS_THREADS, PEERS_GAP_MS, PEERS_QUIESCE_MS, PEERS_MIN_SAMPLE_MS) are in bench/peers/bench_peers.py's header.
 #

@@ -7,6 +7,7 @@
     kernel = model.select(mask="causal", phase="decode", kv_dtype="f16")
     kernel.name, kernel.isa
     out, lse = attngen.merge_states([out1, out2], [lse1, lse2])   # attention over keys cut in two parts
+    cache = attngen.PagedKVCache.allocate(batch=2, num_pages=64, page_size=16, kv_heads=8, head_dim=128, max_pages=32)
 
 The runtime is libattngen.so, found (attngen.load_library) from an explicit path, $ATTNGEN_LIBRARY, the source tree's
 build/python/ (`make build/python/libattngen.so`) or the system. Failures raise attngen.Error. python/README.md has
@@ -21,10 +22,12 @@ from .errors import BuildError, Error, LibraryNotFound
 from .kernel import Call, Kernel, alibi_slopes, select
 from .merge import merge_states
 from .model import Model, build, compile_model, generate, load
+from .paged import PagedKVCache
 
-__all__ = ["attention", "merge_states", "alibi_slopes", "select", "build", "generate", "compile_model", "load", "load_library", "Model", "Kernel",
-           "Call", "KVCache", "Error", "LibraryNotFound", "BuildError", "dequantize", "bf16_from_float32",
-           "bf16_to_float32", "dtypes", "ISAS", "MASKS", "PHASES", "KV_DTYPES", "cpu_isas"]
+__all__ = ["attention", "merge_states", "alibi_slopes", "select", "build", "generate", "compile_model", "load",
+           "load_library", "Model", "Kernel", "Call", "KVCache", "PagedKVCache", "Error", "LibraryNotFound",
+           "BuildError", "dequantize", "bf16_from_float32", "bf16_to_float32", "dtypes", "ISAS", "MASKS", "PHASES",
+           "KV_DTYPES", "cpu_isas"]
 
 
 def cpu_isas():

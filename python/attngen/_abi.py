@@ -27,7 +27,7 @@ STATUS_CODES = {0: "ATTNGEN_OK", -1: "ATTNGEN_ERR_NULL", -2: "ATTNGEN_ERR_SIZE",
 
 # C constants the package relies on, by their C names.
 CONSTANTS = {"ATTNGEN_ABI": 9, "ATTNGEN_MAX_HEAD_DIM": 512, "ATTNGEN_DECODE_MAX_Q": 8, "ATTNGEN_MAX_LEN": 1 << 30,
-             "ATTNGEN_MAX_THREADS": 1024}
+             "ATTNGEN_MAX_THREADS": 1024, "ATTNGEN_MAX_PAGE_SIZE": 4096}
 CONSTANTS.update({"ATTNGEN_ISA_" + n.upper(): i for i, n in enumerate(ISAS)})
 CONSTANTS.update({"ATTNGEN_PHASE_" + n.upper(): i for i, n in enumerate(PHASES)})
 CONSTANTS.update({"ATTNGEN_MASK_" + n.upper(): i for i, n in enumerate(MASKS)})
@@ -143,8 +143,13 @@ class MergeArgs(ctypes.Structure):
                 ("o", c_void_p), ("lse", c_void_p), ("o_stride", Strides), ("lse_stride", Strides)]
 
 
+class CascadeArgs(ctypes.Structure):
+    _c_name = "attngen_cascade_args"
+    _fields_ = [("prefix", Args), ("suffix", Args)]
+
+
 STRUCTS = (Shape, Pages, Strides, Args, Work, Rope, FeatureValues, Params, KernelInfo, Kernel, Table, AppendArgs, StepArgs,
-           MergeArgs)
+           MergeArgs, CascadeArgs)
 
 # The K/V pointer fields of each storage type, in Args (attention) and AppendArgs (append / step): (k, v, k scale,
 # v scale); the float types have no scales.

@@ -29,6 +29,8 @@ _PROTOTYPES = {
     "attngen_step_parallel": ([ctypes.POINTER(_abi.Kernel), ctypes.POINTER(_abi.StepArgs), ctypes.c_int],
                               ctypes.c_int),
     "attngen_merge_states": ([ctypes.POINTER(_abi.MergeArgs)], ctypes.c_int),
+    "attngen_cascade_decode": ([ctypes.POINTER(_abi.Kernel), ctypes.POINTER(_abi.CascadeArgs), ctypes.c_int],
+                               ctypes.c_int),
     "attngen_alibi_slopes": ([ctypes.c_int, ctypes.c_double, ctypes.c_void_p], ctypes.c_int),
     "attngen_last_error": ([], ctypes.c_char_p),
     "attngen_status_name": ([ctypes.c_int], ctypes.c_char_p),

@@ -10,7 +10,7 @@ import numpy as np
 from . import _abi, dtypes
 from ._tensors import as_array, check_dtype, check_shape, four_d, int32_vector, pointer, strides
 from .errors import check
-from .kernel import KV_LAYOUT, Q_LAYOUT, c_int, outputs, result, scale_arrays, set_features, set_kv
+from .kernel import KV_LAYOUT, Q_LAYOUT, c_int, check_cache_type, outputs, result, scale_arrays, set_features, set_kv
 
 NEW_LAYOUT = "[batch, n_new, kv_heads, head_dim]"
 
@@ -61,8 +61,9 @@ class KVCache:
         set_kv(c_args, _abi.CACHE_KV_FIELDS[self.kv_dtype], self._kv, self._scales, ("k_scale", "v_scale"))
 
 
-def _append_args(cache, k_new, v_new, pos):
-    """attngen_append_args for new rows, and the arrays it points into."""
+def _append_args(kernel, cache, k_new, v_new, pos):
+    """attngen_append_args for new rows (a KVCache or a PagedKVCache), and the arrays it points into."""
+    check_cache_type(kernel, cache)
     ka, va = as_array(k_new, "k_new"), as_array(v_new, "v_new")
     _, n_new, _, _ = four_d(ka, "k_new", NEW_LAYOUT)
     shape = (cache.batch, n_new, cache.kv_heads, cache.head_dim)
@@ -81,7 +82,7 @@ def _append_args(cache, k_new, v_new, pos):
 def append(kernel, cache, k_new, v_new, pos=None):
     """Writes the new tokens' K (rotated by their positions with a RoPE kernel) and V, fp32 [batch, n_new, kv_heads,
     head_dim], into the cache at each sequence's length; pos: optional [batch, n_new] positions (default length + i)."""
-    c, keep = _append_args(cache, k_new, v_new, pos)
+    c, keep = _append_args(kernel, cache, k_new, v_new, pos)
     check(kernel._lib, kernel._lib.attngen_kv_append(ctypes.byref(kernel._c), ctypes.byref(c)), "attngen_kv_append")
     cache.lengths += c.n_new
     del keep
@@ -94,7 +95,7 @@ def step(kernel, cache, q, k_new, v_new, *, pos=None, scale=None, out=None, retu
     window, sink_tokens, softcap, sinks, alibi_slopes: the attention features' values, as in Kernel.bind.
     Returns out [batch, n_new, heads, head_dim], or (out, lse) with lse [batch, heads, n_new]."""
     c = _abi.StepArgs()
-    c.kv, keep = _append_args(cache, k_new, v_new, pos)
+    c.kv, keep = _append_args(kernel, cache, k_new, v_new, pos)
     qa = as_array(q, "q")
     shape = (cache.batch, c.kv.n_new, kernel.heads, cache.head_dim)
     check_shape(qa, "q", shape, Q_LAYOUT + " (n_new of k_new)")

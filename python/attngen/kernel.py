@@ -35,11 +35,12 @@ def feature_names(bits):
     return tuple(n for n, bit in _abi.ATTN_FEATURES.items() if bits & bit)
 
 
-def make_shape(heads, kv_heads, head_dim, mask, phase, kv_dtype, features=()):
+def make_shape(heads, kv_heads, head_dim, mask, phase, kv_dtype, features=(), page_size=0):
     kv_heads = heads if kv_heads is None else kv_heads
     return _abi.Shape(c_int(heads, "heads"), c_int(kv_heads, "kv_heads"), c_int(head_dim, "head_dim"),
                       dtypes.check_name("mask", mask, _abi.MASKS), dtypes.check_name("phase", phase, _abi.PHASES),
-                      dtypes.check_name("kv_dtype", kv_dtype, _abi.KV_DTYPES), feature_bits(features))
+                      dtypes.check_name("kv_dtype", kv_dtype, _abi.KV_DTYPES), feature_bits(features),
+                      c_int(page_size, "page_size", 0))
 
 
 def alibi_slopes(heads, max_bias=8.0, library=None):
@@ -89,12 +90,13 @@ def rope_of(params):
 
 
 def select(heads, kv_heads=None, head_dim=None, mask="none", phase="prefill", kv_dtype="f32", isa=None, library=None,
-           features=()):
+           features=(), page_size=0):
     """The generic kernel for a shape, without a model: on the best ISA of this CPU (attngen_select), or on `isa`
     (attngen_select_generic; refused when the CPU lacks it). kv_heads defaults to heads; features: the attention
-    features it applies ("window", "softcap", "sinks", "alibi"), whose values each call then gives."""
+    features it applies ("window", "softcap", "sinks", "alibi"), whose values each call then gives; page_size: rows
+    per page of a PagedKVCache (0: a contiguous cache; the generic kernels read pages in prefill only)."""
     lib = _library.load(library)
-    shape = make_shape(heads, kv_heads, head_dim, mask, phase, kv_dtype, features)
+    shape = make_shape(heads, kv_heads, head_dim, mask, phase, kv_dtype, features, page_size)
     out = _abi.Kernel()
     if isa is None:
         check(lib, lib.attngen_select(None, ctypes.byref(shape), ctypes.byref(out)), "attngen_select")
@@ -117,31 +119,43 @@ class Kernel:
         s = c_kernel.shape
         self.heads, self.kv_heads, self.head_dim = s.heads, s.kv_heads, s.head_dim
         self.mask, self.phase, self.kv_dtype = _abi.MASKS[s.mask], _abi.PHASES[s.phase], _abi.KV_DTYPES[s.kv_dtype]
+        self.page_size = s.page_size  # rows per page of the PagedKVCache it reads; 0: a contiguous cache
         self.features = feature_names(s.features)  # attention features applied, values from the call or the table
         self.scale = c_kernel.params.scale or 1 / math.sqrt(self.head_dim)
         self.rope = rope_of(c_kernel.params)  # a RoPE kernel rotates Q by its position and expects K rotated
 
     def __repr__(self):
         return (f"<attngen.Kernel {self.name} heads={self.heads} kv_heads={self.kv_heads} head_dim={self.head_dim} "
-                f"mask={self.mask} phase={self.phase} kv_dtype={self.kv_dtype}>")
+                f"mask={self.mask} phase={self.phase} kv_dtype={self.kv_dtype}"
+                + (f" page_size={self.page_size}>" if self.page_size else ">"))
 
-    def bind(self, q, k, v, *, kv_len=None, kv_lens=None, scale=None, k_scale=None, v_scale=None, out=None,
+    def bind(self, q, k, v=None, *, kv_len=None, kv_lens=None, scale=None, k_scale=None, v_scale=None, out=None,
              return_lse=False, threads=1, q_pos=None, window=None, sink_tokens=None, softcap=None, sinks=None,
              alibi_slopes=None):
         """A Call of attention with these tensors, checked once: Q/O fp32 [batch, q_len, heads, head_dim], K/V
         [batch, kv_capacity, kv_heads, head_dim] of the kernel's storage type (int8: with fp32 scales
-        [batch, kv_capacity, kv_heads, head_dim / group]), any strides with a contiguous last dimension.
-        kv_len: rows in use (default kv_capacity); kv_lens: [batch] valid keys per sequence (padding, cross masks);
-        scale: None for the kernel's; threads: 1 runs on the calling thread, n > 1 on n threads, 0 on every CPU;
-        q_pos: RoPE kernels, [batch, q_len] position of each query (default kv_len - q_len + i).
+        [batch, kv_capacity, kv_heads, head_dim / group]), any strides with a contiguous last dimension; or k a
+        PagedKVCache (v and the scales not given; a kernel of its page_size), read through its block table.
+        kv_len: rows in use (default kv_capacity; paged: the longest of cache.lengths); kv_lens: [batch] valid keys
+        per sequence (padding, cross masks; paged: default cache.lengths); scale: None for the kernel's; threads: 1
+        runs on the calling thread, n > 1 on n threads, 0 on every CPU; q_pos: RoPE kernels, [batch, q_len] position
+        of each query (default kv_len - q_len + i).
         Attention features' values (attngen_args; each only for a kernel with the feature, None: the table's):
         window (keys a query sees, itself included), sink_tokens (first keys every query sees), softcap,
         sinks (fp32 [heads] sink logits), alibi_slopes (fp32 [heads])."""
-        tensors = _AttentionTensors(self, q, k, v, kv_len, kv_lens, scale, k_scale, v_scale, out, return_lse, q_pos,
+        from .paged import PagedKVCache, paged_lengths
+        if isinstance(k, PagedKVCache):
+            kv_len, kv_lens = paged_lengths(self, k, v, k_scale, v_scale, kv_len, kv_lens)
+            kv = k
+        elif v is None:
+            raise refuse("ATTNGEN_ERR_NULL", "attngen: v is missing: pass k and v, or a PagedKVCache as k")
+        else:
+            kv = _ContiguousKV(self, k, v, k_scale, v_scale)
+        tensors = _AttentionTensors(self, q, kv, kv_len, kv_lens, scale, out, return_lse, q_pos,
                                     (window, sink_tokens, softcap, sinks, alibi_slopes))
         return Call(self, tensors, threads)
 
-    def __call__(self, q, k, v, **options):
+    def __call__(self, q, k, v=None, **options):
         """Attention: bind(q, k, v, **options)(). Returns out, or (out, lse) with return_lse (lse [batch, heads, q_len])."""
         return self.bind(q, k, v, **options)()
 
@@ -154,6 +168,12 @@ class Kernel:
         """attngen_step: append, then causal attention of the new queries against the cache. See attngen.cache."""
         from .cache import step
         return step(self, cache, q, k_new, v_new, **options)
+
+    def cascade(self, cache, q, shared_pages, **options):
+        """attngen_cascade_decode over a PagedKVCache whose sequences share their first shared_pages pages: those
+        rows read once for every sequence's queries, each one's own rows after them. See attngen.paged."""
+        from .paged import cascade
+        return cascade(self, cache, q, shared_pages, **options)
 
 
 def outputs(shape, out, return_lse):
@@ -174,37 +194,53 @@ def result(q, out_given, out, lse):
     return o if lse is None else (o, wrap(lse))
 
 
-class _AttentionTensors:
-    """attngen_args filled from the caller's tensors, and the arrays it points into (kept alive with it)."""
+class _ContiguousKV:
+    """K/V tensors [batch, kv_capacity, kv_heads, head_dim] of the kernel's storage type (int8: with scales), as
+    attngen_args takes them."""
 
-    def __init__(self, kernel, q, k, v, kv_len, kv_lens, scale, k_scale, v_scale, out, return_lse, q_pos, features):
-        qa, ka, va = as_array(q, "q"), as_array(k, "k"), as_array(v, "v")
-        batch, q_len, heads, head_dim = four_d(qa, "q", Q_LAYOUT)
-        check_dtype(qa, "q", np.float32)
+    def __init__(self, kernel, k, v, k_scale, v_scale):
+        self.kernel, self.k, self.v, self.k_scale, self.v_scale = kernel, k, v, k_scale, v_scale
+
+    def fill(self, a, batch, head_dim):
+        """Sets the K/V fields and kv_capacity of attngen_args a; returns (kv_heads, rows, the arrays they point
+        into)."""
+        ka, va = as_array(self.k, "k"), as_array(self.v, "v")
         _, capacity, kv_heads, _ = four_d(ka, "k", KV_LAYOUT)
         check_shape(ka, "k", (batch, capacity, kv_heads, head_dim), KV_LAYOUT + " (batch and head_dim of q)")
         check_shape(va, "v", ka.shape, KV_LAYOUT + " (as k)")
         if va.dtype != ka.dtype:
             raise refuse("ATTNGEN_ERR_DTYPE", f"attngen: k is {ka.dtype.name} but v is {va.dtype.name}")
-        kv_dtype = cache_type_of(ka, k_scale, head_dim, kernel.kv_dtype)
-        scales = scale_arrays(kv_dtype, k_scale, v_scale, ka.shape)
+        kv_dtype = cache_type_of(ka, self.k_scale, head_dim, self.kernel.kv_dtype)
+        scales = scale_arrays(kv_dtype, self.k_scale, self.v_scale, ka.shape)
+        a.kv_capacity = capacity
+        a.k_stride, a.v_stride = strides(ka, "k"), strides(va, "v")
+        set_kv(a, _abi.ARGS_KV_FIELDS[kv_dtype], (ka, va), scales, ("k_scale", "v_scale"))
+        return kv_heads, capacity, (ka, va, scales)
+
+
+class _AttentionTensors:
+    """attngen_args filled from the caller's tensors, and the arrays it points into (kept alive with it). kv: a
+    _ContiguousKV or a PagedKVCache, which fills the K/V fields."""
+
+    def __init__(self, kernel, q, kv, kv_len, kv_lens, scale, out, return_lse, q_pos, features):
+        qa = as_array(q, "q")
+        batch, q_len, heads, head_dim = four_d(qa, "q", Q_LAYOUT)
+        check_dtype(qa, "q", np.float32)
+        a = self.args = _abi.Args()
+        kv_heads, rows, kv_arrays = kv.fill(a, batch, head_dim)
         oa, lse = outputs(qa.shape, out, return_lse)
         lens = None if kv_lens is None else int32_vector(kv_lens, "kv_lens", batch)
         positions = None if q_pos is None else int32_vector(q_pos, "q_pos", batch * q_len)
 
-        a = self.args = _abi.Args()
         a.heads, a.kv_heads, a.head_dim, a.batch, a.q_len = heads, kv_heads, head_dim, batch, q_len
-        a.kv_capacity = capacity
-        a.kv_len = capacity if kv_len is None else c_int(kv_len, "kv_len")
+        a.kv_len = rows if kv_len is None else c_int(kv_len, "kv_len")
         a.q, a.q_stride, a.o, a.o_stride = pointer(qa), strides(qa, "q"), pointer(oa), strides(oa, "out")
-        a.k_stride, a.v_stride = strides(ka, "k"), strides(va, "v")
-        set_kv(a, _abi.ARGS_KV_FIELDS[kv_dtype], (ka, va), scales, ("k_scale", "v_scale"))
         a.kv_lens = None if lens is None else pointer(lens)
         a.scale = 0.0 if scale is None else float(scale)
         a.lse = None if lse is None else pointer(lse)
         a.q_pos = None if positions is None else pointer(positions)
         vectors = set_features(a, heads, *features)
-        self.keep = (qa, ka, va, oa, lse, lens, positions, scales, vectors)
+        self.keep = (qa, kv_arrays, oa, lse, lens, positions, vectors)
         self.returns = (q, out, oa, lse)
 
 
@@ -214,6 +250,14 @@ def cache_type_of(ka, k_scale, head_dim, kernel_type=None):
     scale = None if k_scale is None else as_array(k_scale, "k_scale")
     int8_kernel = ka.dtype == np.int8 and kernel_type is not None and kernel_type.startswith("int8")
     return dtypes.infer(ka, scale, head_dim, kernel_type if int8_kernel else None)
+
+
+def check_cache_type(kernel, cache):
+    """The int8 types share their pointers, so the runtime cannot tell them apart: a cache of another grouping than
+    the kernel's is refused here."""
+    if kernel.kv_dtype != cache.kv_dtype and kernel.kv_dtype.startswith("int8") and cache.kv_dtype.startswith("int8"):
+        raise refuse("ATTNGEN_ERR_DTYPE", f"attngen: kernel {kernel.name} reads {kernel.kv_dtype}, the cache holds "
+                                          f"{cache.kv_dtype}")
 
 
 def scale_arrays(kv_dtype, k_scale, v_scale, kv_shape, names=("k_scale", "v_scale")):

@@ -100,7 +100,7 @@ def build(config_path, out_dir, cc=None, cflags=None, include=None, library=None
 
 
 # One kernel of a table.
-KernelInfo = collections.namedtuple("KernelInfo", "name heads kv_heads head_dim mask phase isa kv_dtype")
+KernelInfo = collections.namedtuple("KernelInfo", "name heads kv_heads head_dim mask phase isa kv_dtype page_size")
 
 
 class Model:
@@ -123,7 +123,7 @@ class Model:
         self.heads, self.kv_heads, self.head_dim = t.heads, t.kv_heads, t.head_dim
         self.rope = rope_of(t.params)
         self.kernels = [KernelInfo(k.name.decode(), k.heads, k.kv_heads, k.head_dim, _abi.MASKS[k.mask],
-                                    _abi.PHASES[k.phase], _abi.ISAS[k.isa], _abi.KV_DTYPES[k.kv_dtype])
+                                    _abi.PHASES[k.phase], _abi.ISAS[k.isa], _abi.KV_DTYPES[k.kv_dtype], k.page_size)
                         for k in t.kernels[:t.count]]
         # the attention features of the table's kernels (every kernel of a table has the same), and their values
         self.features = feature_names(t.kernels[0].features) if t.count else ()
@@ -134,19 +134,25 @@ class Model:
         return (f"<attngen.Model {self.name} heads={self.heads} kv_heads={self.kv_heads} head_dim={self.head_dim} "
                 f"kernels={len(self.kernels)}>")
 
-    def has(self, heads=None, kv_heads=None, head_dim=None, mask="none", phase="prefill", kv_dtype="f32"):
-        """Whether the table has a specialized kernel for the shape (on any ISA)."""
-        want = (heads or self.heads, kv_heads or self.kv_heads, head_dim or self.head_dim, mask, phase, kv_dtype)
-        return any(k[1:6] + (k.kv_dtype,) == want for k in self.kernels)
+    def has(self, heads=None, kv_heads=None, head_dim=None, mask="none", phase="prefill", kv_dtype="f32", page_size=0):
+        """Whether the table has a specialized kernel for the shape (on any ISA; page_size: paged for it)."""
+        want = (heads or self.heads, kv_heads or self.kv_heads, head_dim or self.head_dim, mask, phase, kv_dtype,
+                page_size)
+        return any(k[1:6] + (k.kv_dtype, k.page_size) == want for k in self.kernels)
+
+    @property
+    def page_sizes(self):
+        """The page sizes the table has paged kernels for (the config's page_size), ascending."""
+        return sorted({k.page_size for k in self.kernels} - {0})
 
     def select(self, heads=None, kv_heads=None, head_dim=None, mask="none", phase="prefill", kv_dtype="f32",
-               isa=None, features=None):
+               isa=None, features=None, page_size=0):
         """The kernel for a shape (heads, kv_heads, head_dim default to the model's; features: attention feature
-        names, default the model's): attngen_select, which falls back to the generic kernel (kernel.generic) when
-        the table has none; with isa, exactly that specialized kernel (attngen_select_specialized; refused if the
-        table or the CPU has none)."""
+        names, default the model's; page_size: a paged kernel for a PagedKVCache of that page size): attngen_select,
+        which falls back to the generic kernel (kernel.generic) when the table has none; with isa, exactly that
+        specialized kernel (attngen_select_specialized; refused if the table or the CPU has none)."""
         shape = make_shape(heads or self.heads, kv_heads or self.kv_heads, head_dim or self.head_dim, mask, phase,
-                           kv_dtype, self.features if features is None else features)
+                           kv_dtype, self.features if features is None else features, page_size)
         out, table, lib = _abi.Kernel(), ctypes.byref(self._table), self._lib
         if isa is None:
             check(lib, lib.attngen_select(table, ctypes.byref(shape), ctypes.byref(out)), "attngen_select")
