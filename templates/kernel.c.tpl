@@ -446,6 +446,9 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
   const int nk = contig ? $(I(plan.keys_contig)) : $(I(NK));
 @   if paged then
   const int32_t *restrict pages = a->pages.block_table + (ptrdiff_t)b * a->pages.max_pages; /* this sequence's pages */
+@     if plan.page_prefetch then
+  int prefetched = -1; /* the page last asked for */
+@     end
 @   end
 @   tile = "nk"
 @ end
@@ -468,6 +471,28 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
+@ end
+@ if paged and plan.page_prefetch then
+    /* entering a page: the next page's rows of this item's heads (and their scales) into L2, as the hardware
+     * prefetchers start over after each jump to a page elsewhere */
+    if (!contig && (kt >> $(I(PS))) + 1 != prefetched && ((kt >> $(I(PS))) + 1) * $(I(paged)) < kend) {
+      prefetched = (kt >> $(I(PS))) + 1;
+      const ptrdiff_t pg = pages[prefetched];
+      for (int hh = 0; hh < nh; ++hh) {
+        const $(kv.ctype) *kp = $(kv.k_ptr) + pg * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head;
+        const $(kv.ctype) *vp = $(kv.v_ptr) + pg * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head;
+@   if kv.scaled then
+        const float *ksp = a->k_scale + pg * a->k_scale_stride.batch + (it->kvh0 + hh) * a->k_scale_stride.head;
+        const float *vsp = a->v_scale + pg * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head;
+@   end
+        for (int r = 0; r < $(I(paged)); ++r) {
+          for (int c = 0; c < $(D); c += 64 / (int)sizeof(*kp)) { $(isa.prefetch_l2("kp + r * ks + c")) $(isa.prefetch_l2("vp + r * vs + c")) }
+@   if kv.scaled then
+          $(isa.prefetch_l2("ksp + r * a->k_scale_stride.seq")) $(isa.prefetch_l2("vsp + r * a->v_scale_stride.seq"))
+@   end
+        }
+      }
+    }
 @ end
 @ if decode then
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).

@@ -77,6 +77,8 @@ return {
   -- lanes of v whose row limit (int vector as float) is <= j become -inf
   mask_keys = function(v, j, lim) return "attngen_mask_avx2(" .. v .. ", " .. j .. ", " .. lim .. ")" end,
   select_zero_if_neginf = function(v) return "attngen_finite_or_zero_avx2(" .. v .. ")" end,
+  -- a statement asking for the cache line at address p in L2 (a paged decode's next page)
+  prefetch_l2 = function(p) return "_mm_prefetch((const char *)(" .. p .. "), _MM_HINT_T1);" end,
   -- the cache's storage types (gen/kvtype.lua): 8 stored elements at p as 8 floats, exact (int8 before its scale).
   -- f16 converts with F16C: only the kernels reading f16 carry it (attr_kv) and the runtime checks it for them.
   kv_load = {

@@ -63,6 +63,8 @@ return {
   -- lanes of v whose row limit (int vector as float) is <= j become -inf
   mask_keys = function(v, j, lim) return "attngen_mask_avx512(" .. v .. ", " .. j .. ", " .. lim .. ")" end,
   select_zero_if_neginf = function(v) return "attngen_finite_or_zero_avx512(" .. v .. ")" end,
+  -- a statement asking for the cache line at address p in L2 (a paged decode's next page)
+  prefetch_l2 = function(p) return "_mm_prefetch((const char *)(" .. p .. "), _MM_HINT_T1);" end,
   -- the cache's storage types (gen/kvtype.lua): 16 stored elements at p as 16 floats, exact (int8 before its scale),
   -- all with AVX-512F's own conversions
   kv_load = {
