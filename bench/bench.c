@@ -1092,12 +1092,16 @@ static void run_kv_types(bench_state *st, const char *outdir) {
   static const attngen_kv_dtype types[] = {ATTNGEN_KV_F32, ATTNGEN_KV_F16, ATTNGEN_KV_BF16, ATTNGEN_KV_INT8,
                                            ATTNGEN_KV_INT8_G32};
   enum { NT = sizeof types / sizeof types[0] };
+  /* model: the catalog's table; typed: a bench table of the same shape listing every type, for the types the
+   * catalog's config does not list (else they would run the generic kernel) */
   struct {
-    const char *model;
+    const char *model, *typed;
     int h, kvh, d, batch, head_major;
-  } cs[] = {{"llama-3-8b", 32, 8, 128, 1, 0},          {"llama-3-8b", 32, 8, 128, 1, 1},
-            {"bench-h32-kv32-d128", 32, 32, 128, 1, 0}, {"qwen2-5-0-5b", 14, 2, 64, 1, 0},
-            {"llama-3-8b", 32, 8, 128, 8, 0}};
+  } cs[] = {{"llama-3-8b", "bench-h32-kv8-d128-kv", 32, 8, 128, 1, 0},
+            {"llama-3-8b", "bench-h32-kv8-d128-kv", 32, 8, 128, 1, 1},
+            {"bench-h32-kv32-d128", NULL, 32, 32, 128, 1, 0},
+            {"qwen2-5-0-5b", "bench-h14-kv2-d64", 14, 2, 64, 1, 0},
+            {"llama-3-8b", "bench-h32-kv8-d128-kv", 32, 8, 128, 8, 0}};
   const int over0 = st->over_limit;
   char path[512];
   snprintf(path, sizeof path, "%s/kv_types.csv", outdir);
@@ -1126,6 +1130,7 @@ static void run_kv_types(bench_state *st, const char *outdir) {
       sh[t].kv_dtype = types[t];
       o[t] = alloc_floats((size_t)cs[ci].batch * cs[ci].h * cs[ci].d);
       if (attngen_select(find_table(cs[ci].model), &sh[t], &kern[t]) ||
+          (kernel_is_generic(&kern[t]) && cs[ci].typed && attngen_select(find_table(cs[ci].typed), &sh[t], &kern[t])) ||
           kv_cache_fill(types[t], &kern[t], &sh[t], cs[ci].batch, kv, cs[ci].head_major, kf, vf, NULL, &buf[t], &args[t])) {
         ok = 0;
         break;
@@ -1197,6 +1202,7 @@ static void run_kv_types(bench_state *st, const char *outdir) {
       sh[t].kv_dtype = types[t];
       o[t] = alloc_floats((size_t)S * h * d);
       if (attngen_select(find_table("llama-3-8b"), &sh[t], &kern[t]) ||
+          (kernel_is_generic(&kern[t]) && attngen_select(find_table("bench-h32-kv8-d128-kv"), &sh[t], &kern[t])) ||
           kv_cache_fill(types[t], &kern[t], &sh[t], 1, S, 0, kf, vf, NULL, &buf[t], &args[t]))
         break;
       args[t].batch = 1, args[t].q_len = S, args[t].kv_len = S, args[t].q = q, args[t].o = o[t];
