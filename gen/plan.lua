@@ -184,8 +184,17 @@ function plan.for_kernel(k)
     p.keys_contig = (D and k.kv_heads == 1) and p.keys or blk.keys_contiguous or blk.keys
     -- and the Q·Kᵀ block's keys there: the vocabulary's kb_contiguous for the group, else kb
     p.kb_contig = plan.decode_choice(isa, G).kb_contiguous or p.kb
+    -- Q·Kᵀ with a kv head's rows in the vector lanes and K's elements broadcast (prefill's form), chosen at run time
+    -- when the rows fill whole vectors, at least rows_in_lanes.min_rows (a step of several queries): the dot
+    -- products' horizontal sums and Q reloads go away. fp32 K only (a typed K would convert each element alone),
+    -- S transposed only (the form stores a key's rows side by side). Shared prefix of 8 sequences, h32/kv8/d128,
+    -- kv_len 16384, Zen 4: see docs/performance.md.
+    local lanes = blk.rows_in_lanes
+    if D and lanes and dtype == "f32" and plan.decode_choice(isa, G).columns then
+      p.lanes = { kb = lanes.kb, min_rows = math.max(lanes.min_rows, W) }
+    end
     p.keys_padded = round_up(math.max(type(p.keys) == "number" and p.keys or blk.keys, p.keys_contig),
-      lcm(lcm(p.kb, p.kb_contig), W))
+      lcm(lcm(lcm(p.kb, p.kb_contig), W), p.lanes and p.lanes.kb or 1))
     -- rows computed are padded to the blocking only (padding to 4 made MHA decode compute 4 rows for its 1)
     p.row_align = lcm(p.rb, p.pr)
     -- softmax down the columns of a transposed S (the vocabulary's choice per group), over every kv head's rows
@@ -334,6 +343,10 @@ function plan.microkernels(isa, p, D, G)
     local function qk_name(rows) return string.format("attngen_qkdot_%s_%sx%d%s%s__%s", dim, rows, p.kb, qk_stride, ty, isa.name) end
     local function pv_name(rows) return string.format("attngen_pv_%s_%sx%d%s%s__%s", dim, rows, p.pvv * W, pv_stride, ty, isa.name) end
     mk.qk_name, mk.pv_name = qk_name(p.rb), pv_name(p.pr)
+    if p.lanes then -- rows in the lanes: prefill's microkernel on panels of W rows of Qᵀ (row stride W)
+      mk.qk_lanes = { name = string.format("attngen_qk_%s_%dx%d_q%d%s__%s", dim, W, p.lanes.kb, W, qk_stride, isa.name),
+                      kb = p.lanes.kb, rv = 1, qts = W, qs = mk.qs, unroll = isa.prefill.unroll }
+    end
     mk.pvs = { { name = mk.pv_name, D = D, unroll = p.unroll } } -- one P·V microkernel for the whole head_dim
     -- and the blocks for rows contiguous per head (see pvv_contig), when they differ
     if p.pvv_contig then

@@ -279,6 +279,11 @@ local function section(root, isa, kernels, shared)
         list[#list + 1] = { e.name, mk.template, setmetatable(sub, { __index = mk }) }
       end
     end
+    if mk.qk_lanes then -- decode: a kv head's rows in the vector lanes (prefill's form)
+      local l = mk.qk_lanes
+      local sub = { qk_name = l.name, kb = l.kb, rv = l.rv, qts = l.qts, qs = l.qs, unroll = l.unroll }
+      list[#list + 1] = { l.name, "qk_microkernel.c.tpl", setmetatable(sub, { __index = mk }) }
+    end
     for _, pv in ipairs(mk.pvs) do
       local sub = setmetatable({ pv_name = pv.name, D0 = mk.D, D = pv.D, unroll = pv.unroll, live = pv.live, pr = pv.pr,
         pvv = pv.pvv }, { __index = mk })

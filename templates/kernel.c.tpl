@@ -254,6 +254,10 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
    * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
+@   if plan.lanes then
+  /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole vectors (no horizontal sums) */
+  const int lanes = rows >= $(I(plan.lanes.min_rows)) && rows % $(I(W)) == 0 && rows_pv == rows;
+@   end
 @ else
   const ptrdiff_t state_floats = $(I(plan.scratch.state_floats));
   const ptrdiff_t q_floats = $(I(plan.scratch.q_floats));
@@ -362,6 +366,12 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
       l[r] = 0.0f;
 @ end
     }
+@ if decode and plan.lanes then
+    if (lanes) /* rows in the lanes: Qᵀ in panels of $(I(W)) rows (row stride $(I(W))), through O's space */
+      for (int r = 0; r < rows; ++r)
+        for (int k = 0; k < $(D); ++k) ot[(r / $(I(W))) * $(I(kern.D * W)) + k * $(I(W)) + r % $(I(W))] = qt[r * dp + k];
+    if (lanes) memcpy(qt, ot, sizeof(float) * (size_t)rows * $(D));
+@ end
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
 @ if decode then
@@ -512,6 +522,26 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
     /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
     const float *ksbase = a->k_scale + b * a->k_scale_stride.batch + it->kvh0 * a->k_scale_stride.head + (ptrdiff_t)kt * a->k_scale_stride.seq;
 @     end
+@   end
+@   if plan.lanes then
+    if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
+      for (int j0 = 0; j0 < n; j0 += $(I(plan.lanes.kb))) {
+        ptrdiff_t koff[$(I(plan.lanes.kb))];
+@     if paged then
+        for (int j = 0; j < $(I(plan.lanes.kb)); ++j) koff[j] = $(page_row("kt + (j0 + j < n ? j0 + j : n - 1)", "a->k_stride.batch", "ks"));
+@     else
+        for (int j = 0; j < $(I(plan.lanes.kb)); ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+@     end
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          const float *kh = kbase + hh * a->k_stride.head;
+          const float *krow[$(I(plan.lanes.kb))];
+          for (int j = 0; j < $(I(plan.lanes.kb)); ++j) krow[j] = kh + koff[j];
+          for (int r0 = 0; r0 < rows; r0 += $(I(W)))
+            $(mk.qk_lanes.name)(qt + r0 * $(I(kern.D)), krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    } else
 @   end
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {

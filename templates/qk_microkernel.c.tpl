@@ -4,9 +4,10 @@
 @ local V, W = isa.vtype, isa.width
 @ local RV, KB = mk.rv, mk.kb
 @ local QS = mk.qs or "qs" -- row stride of the Qᵀ and S tiles: a constant in specialized kernels
+@ local QTS = mk.qts or QS -- Qᵀ's own row stride when it differs (decode: panels of W rows)
 @ local attr = isa.attr and (isa.attr .. " ") or ""
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=$(I(KB)) keys j and $(I(RV * W)) query rows r (QT is the scaled Q tile,
- * transposed so rows are vector lanes); K rows are read in place, each element broadcast once per row vector. */
+ * transposed so rows are vector lanes$(mk.qts and (", row stride " .. I(mk.qts)) or "")); K rows are read in place, each element broadcast once per row vector. */
 static ATTNGEN_NOINLINE $(attr)void $(mk.qk_name)(const float *restrict qt$(mk.qs and "" or ", ptrdiff_t qs"),
     const float *const *restrict krow, float *restrict st$(mk.D and "" or ", int d"))
 {
@@ -22,7 +23,7 @@ static ATTNGEN_NOINLINE $(attr)void $(mk.qk_name)(const float *restrict qt$(mk.q
 @ local function qk_step(k, indent)
 @   local qs = {}
 @   for v = 0, RV - 1 do
-@     qs[#qs + 1] = string.format("const %s q%d = %s;", V, v, isa.load(add("qt", mul(k, QS), v * W)))
+@     qs[#qs + 1] = string.format("const %s q%d = %s;", V, v, isa.load(add("qt", mul(k, QTS), v * W)))
 @   end
 $(indent){ $(table.concat(qs, " "))
 @   for j = 0, KB - 1 do

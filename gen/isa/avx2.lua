@@ -26,6 +26,9 @@ return {
     -- cache (Zen 4, AVX2 kernels, interleaved): h32/kv8/d128 head-major 10.0 GB/s at 32 keys, 11.1 at 64, 12.5 at
     -- 128; MHA h32/d128 13.9 / 15.5 / 15.8
     keys_contiguous = 128,
+    -- rows of a kv head in the lanes for Q·Kᵀ (K broadcast) once they fill whole vectors, at least min_rows: see
+    -- gen/isa/avx512.lua
+    rows_in_lanes = { kb = 8, min_rows = 16 },
     -- (4 rows x 2 keys measured slower than 2 x 4 once K/V leave L2: fewer K rows in flight at once)
     -- columns: S is stored transposed (a key's scores of all rows in one vector) and the softmax runs down the
     -- columns like prefill's, a lane per row: per-row horizontal max/sum and a scalar exp per row cost more than

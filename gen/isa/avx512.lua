@@ -21,6 +21,10 @@ return {
   decode = { split = { max = 8, min_keys = 512, align = 256, below_batch = 8 }, keys_long_rows = 8, long_row_bytes = 2048,
     contig_pv_vectors = 8, -- P·V on rows contiguous per head: at most 8 vectors of a V row per pass (gen/plan.lua)
     keys = 128, -- also the tile on rows contiguous per head (keys_contiguous, gen/isa/avx2.lua): 256 measured the same
+    -- a kv head with at least min_rows rows filling whole vectors (a step of several queries: a shared prefix's pass,
+    -- speculative decoding) computes Q·Kᵀ with its rows in the lanes, K elements broadcast (prefill's form), kb keys
+    -- per block: no horizontal sums (gen/plan.lua)
+    rows_in_lanes = { kb = 8, min_rows = 16 },
     by_group = { -- int8 on groups of 7+: the same blocking as below, h64/kv8/d128 at kv_len 16384 10.2-10.3 ms against 13.0-13.3
                  { min_g = 7, rb = 2, kb = 8, pr = 4, pvv = 4, columns = true, by_dtype = { i8 = { rb = 4, kb = 1, keys = 8 } } },
                  -- int8 (by_dtype.i8): all 4 rows of a group x one key per block, tiles of 8 keys, so each tile's
