@@ -1100,7 +1100,7 @@ static void run_kv_types(bench_state *st, const char *outdir) {
   } cs[] = {{"llama-3-8b", "bench-h32-kv8-d128-kv", 32, 8, 128, 1, 0},
             {"llama-3-8b", "bench-h32-kv8-d128-kv", 32, 8, 128, 1, 1},
             {"bench-h32-kv32-d128", NULL, 32, 32, 128, 1, 0},
-            {"qwen2-5-0-5b", "bench-h14-kv2-d64", 14, 2, 64, 1, 0},
+            {"bench-h14-kv2-d64", NULL, 14, 2, 64, 1, 0},
             {"llama-3-8b", "bench-h32-kv8-d128-kv", 32, 8, 128, 8, 0}};
   const int over0 = st->over_limit;
   char path[512];

@@ -1,6 +1,7 @@
 -- SPDX-License-Identifier: MIT
 -- Bench-only shape: Qwen2.5-0.5B's attention (group 7, head_dim 64) with every storage type the bench's storage-type
--- table times, so its group-7 row runs specialized kernels for each type (the catalog's config lists fp32 only).
+-- table times, so its group-7 row runs specialized kernels for each type, fp32 included (the catalog's config lists
+-- fp32 only); Qwen's RoPE and tuned blocking, so every type runs the catalog kernel's code.
 return {
   name     = "bench-h14-kv2-d64",
   source   = "bench/configs/bench-h14-kv2-d64.lua (bench-only shape: group 7, d64, every cache type)",
@@ -11,4 +12,9 @@ return {
   phases   = { "decode" },
   isas     = { "avx512", "avx2", "scalar" },
   kv_dtype = { "f32", "f16", "bf16", "int8", "int8_g32" },
+  rope     = { style = "half", theta = 1000000, rotary_dim = 64 },
+  tuned = { -- configs/qwen2-5-0-5b.lua's
+    avx512 = { decode = { rb = 2, kb = 2, pr = 4, pvv = 4, keys = 512 } },
+    avx2 = { decode = { rb = 4, kb = 2, pr = 1, pvv = 8, keys = 8 } },
+  },
 }
