@@ -2,7 +2,7 @@
 # bench/bench.mk: benchmark targets, included by the top-level Makefile (which defines CC, BUILD, LUA,
 # RUNTIME_SRC, RUNTIME_HDR).
 #
-#   make bench          full run (about 2 min on 2 vCPUs): machine peak + bandwidth, every case, CSV, PNG plots
+#   make bench          full run (about 5.5 min on 2 vCPUs): machine peak + bandwidth, every case, CSV, PNG plots
 #   make bench-quick    a few cases (about 10 s), same outputs
 #   Both first install gnuplot if missing (make deps-bench); the first build adds about 30 s.
 #   make bench-machine  only the machine measurement (FMA peak, read bandwidth)
