@@ -1071,10 +1071,11 @@ static int kv_cache_fill(attngen_kv_dtype t, const attngen_kernel *kern, const a
     ap.k_cache_i8 = c->k, ap.v_cache_i8 = c->v, ap.k_cache_scale = c->ks, ap.v_cache_scale = c->vs;
     a->k_i8 = c->k, a->v_i8 = c->v, a->k_scale = c->ks, a->v_scale = c->vs;
   }
-  if (head_major) { /* [batch][kv_heads][kv][head_dim], strides in elements of the type (scales: in floats) */
-    const int groups = attngen_kv_scales_per_row(t, sh->head_dim);
-    const attngen_strides hm = {(ptrdiff_t)sh->kv_heads * kv * sh->head_dim, sh->head_dim, (ptrdiff_t)kv * sh->head_dim};
-    const attngen_strides hs = {(ptrdiff_t)sh->kv_heads * kv * groups, groups, (ptrdiff_t)kv * groups};
+  if (head_major) { /* [batch][kv_heads][kv][head_dim], or pages [page][kv_heads][page_size][head_dim]; strides in
+                     * elements of the type (scales: in floats) */
+    const int groups = attngen_kv_scales_per_row(t, sh->head_dim), len = pg ? pg->page_size : kv;
+    const attngen_strides hm = {(ptrdiff_t)sh->kv_heads * len * sh->head_dim, sh->head_dim, (ptrdiff_t)len * sh->head_dim};
+    const attngen_strides hs = {(ptrdiff_t)sh->kv_heads * len * groups, groups, (ptrdiff_t)len * groups};
     ap.k_cache_stride = ap.v_cache_stride = a->k_stride = a->v_stride = hm;
     if (groups) ap.k_cache_scale_stride = ap.v_cache_scale_stride = a->k_scale_stride = a->v_scale_stride = hs;
   }
@@ -1251,6 +1252,10 @@ static void run_paged(bench_state *st, const char *outdir) {
   snprintf(path, sizeof path, "%s/paged.csv", outdir);
   FILE *csv = fopen(path, "w");
   if (csv) fprintf(csv, "phase,kv_dtype,page_size,kernel,kv_len,ms,speed_over_contiguous\n");
+  /* BENCH_PAGED_HND=1: head-major pages ([page][kv head][page_size][head_dim]) against a head-major contiguous cache */
+  const char *hnd_env = getenv("BENCH_PAGED_HND");
+  const int hnd = hnd_env && strcmp(hnd_env, "1") == 0;
+  if (hnd) printf("\nhead-major pages and cache (BENCH_PAGED_HND=1)");
   printf("\nPaged caches (pages handed out shuffled) over contiguous ones, h32/kv8/d128 causal, 1 thread, interleaved "
          "rounds;\nspeed = median of per-round contiguous / paged time (target >= 0.95x)\n");
   printf("%-8s %-9s %5s %-52s %8s %9s %8s\n", "phase", "type", "page", "kernel", "kv_len", "median ms", "speed");
@@ -1290,7 +1295,7 @@ static void run_paged(bench_state *st, const char *outdir) {
           pg[p] = (attngen_pages){table[p], np, np, page_sizes[p]};
         }
         if (!ok || attngen_select(tab, &sh[p], &kern[p]) ||
-            kv_cache_fill(types[ti], &kern[p], &sh[p], 1, kv, 0, kf, vf, page_sizes[p] ? &pg[p] : NULL, &buf[p], &args[p])) {
+            kv_cache_fill(types[ti], &kern[p], &sh[p], 1, kv, hnd, kf, vf, page_sizes[p] ? &pg[p] : NULL, &buf[p], &args[p])) {
           ok = 0;
           break;
         }

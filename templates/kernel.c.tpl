@@ -483,23 +483,31 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
       }
 @ end
 @ if paged and plan.page_prefetch then
-    /* entering a page: the next page's rows of this item's heads (and their scales) into L2, as the hardware
-     * prefetchers start over after each jump to a page elsewhere */
-    if (!contig && (kt >> $(I(PS))) + 1 != prefetched && ((kt >> $(I(PS))) + 1) * $(I(paged)) < kend) {
-      prefetched = (kt >> $(I(PS))) + 1;
-      const ptrdiff_t pg = pages[prefetched];
-      for (int hh = 0; hh < nh; ++hh) {
-        const $(kv.ctype) *kp = $(kv.k_ptr) + pg * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head;
-        const $(kv.ctype) *vp = $(kv.v_ptr) + pg * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head;
+    /* pages into L2 ahead of their reading (rows of this item's heads, and their scales), as the hardware
+     * prefetchers start over after each jump to a page elsewhere: token-major, the next page as a tile enters a
+     * page; rows contiguous per head (head-major pages), the pages of the next tile */
+    {
+      int p0 = 0, p1 = -1;
+      if (contig) {
+        if (kt + nk < kend) p0 = (kt + nk) >> $(I(PS)), p1 = ((kt + 2 * nk < kend ? kt + 2 * nk : kend) - 1) >> $(I(PS));
+      } else if ((kt >> $(I(PS))) + 1 != prefetched && ((kt >> $(I(PS))) + 1) * $(I(paged)) < kend) {
+        p0 = p1 = prefetched = (kt >> $(I(PS))) + 1;
+      }
+      for (int pi = p0; pi <= p1; ++pi) {
+        const ptrdiff_t pg = pages[pi];
+        for (int hh = 0; hh < nh; ++hh) {
+          const $(kv.ctype) *kp = $(kv.k_ptr) + pg * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head;
+          const $(kv.ctype) *vp = $(kv.v_ptr) + pg * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head;
 @   if kv.scaled then
-        const float *ksp = a->k_scale + pg * a->k_scale_stride.batch + (it->kvh0 + hh) * a->k_scale_stride.head;
-        const float *vsp = a->v_scale + pg * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head;
+          const float *ksp = a->k_scale + pg * a->k_scale_stride.batch + (it->kvh0 + hh) * a->k_scale_stride.head;
+          const float *vsp = a->v_scale + pg * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head;
 @   end
-        for (int r = 0; r < $(I(paged)); ++r) {
-          for (int c = 0; c < $(D); c += 64 / (int)sizeof(*kp)) { $(isa.prefetch_l2("kp + r * ks + c")) $(isa.prefetch_l2("vp + r * vs + c")) }
+          for (int r = 0; r < $(I(paged)); ++r) {
+            for (int c = 0; c < $(D); c += 64 / (int)sizeof(*kp)) { $(isa.prefetch_l2("kp + r * ks + c")) $(isa.prefetch_l2("vp + r * vs + c")) }
 @   if kv.scaled then
-          $(isa.prefetch_l2("ksp + r * a->k_scale_stride.seq")) $(isa.prefetch_l2("vsp + r * a->v_scale_stride.seq"))
+            $(isa.prefetch_l2("ksp + r * a->k_scale_stride.seq")) $(isa.prefetch_l2("vsp + r * a->v_scale_stride.seq"))
 @   end
+          }
         }
       }
     }
