@@ -255,10 +255,11 @@ function plan.for_kernel(k)
   p.head_split = plan.head_split[k.phase]
   p.dtype = dtype
   -- A paged decode asks for pages in L2 ahead of their reading (token-major pages: the next page as a tile enters a
-  -- page; head-major pages: the pages of the next tile): after a jump to a page elsewhere the hardware prefetchers
-  -- start over. h32/kv8/d128, shuffled pages of 16, Zen 4: token-major f16 0.93 -> 1.01x, int8 0.83 -> 0.93x the
-  -- contiguous speed; head-major int8 7.95 -> 5.37 ms, f16 10.2 -> 8.8 ms. fp32, whose decode already streams at the
-  -- memory's pace, lost 1-3% on token-major pages and gained nothing on head-major ones, so it goes without.
+  -- page; head-major pages: each head's rows of the next tile as it starts this tile's): after a jump to a page
+  -- elsewhere the hardware prefetchers start over. h32/kv8/d128, shuffled pages of 16, Zen 4: token-major f16 0.93
+  -- -> 1.01x, int8 0.83 -> 0.93x the contiguous speed; head-major int8 7.95 -> 5.20 ms, f16 10.2 -> 8.2 ms. fp32,
+  -- whose decode already streams at the memory's pace, lost 1-3% on token-major pages and gained nothing on
+  -- head-major ones, so it goes without.
   p.page_prefetch = k.phase == "decode" and isa.prefetch_l2 ~= nil and dtype ~= "f32"
   p.mk = plan.microkernels(isa, p, D, G)
   if k.phase == "prefill" then

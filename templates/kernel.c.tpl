@@ -25,6 +25,21 @@
 @ local function page_row(x, sb, ss)
 @   return string.format("(ptrdiff_t)pages[(%s) >> %d] * %s + (ptrdiff_t)((%s) & %d) * %s", x, PS, sb, x, paged - 1, ss)
 @ end
+@ -- Head-major pages (rows contiguous per head): a statement asking for one kv head's rows of the next tile in L2
+@ -- (`base`: the head's rows in page 0, strides `sb` page and `ss` row; `sbase`, `ssb`, `sss`: its scales), as the
+@ -- tile is about to read this tile's: a head's run in a page is short (16 rows of 256 bytes: 4 KiB), and the
+@ -- hardware prefetchers start over at each. Per head, so what is asked for stays a small part of L2.
+@ local function prefetch_next_tile(ind, base, sb, ss, sbase, ssb, sss)
+@   if not (paged and plan.page_prefetch) then return end
+$(ind)if (contig && kt + nk < kend)
+$(ind)  for (int pi = (kt + nk) >> $(I(PS)), pe = ((kt + 2 * nk < kend ? kt + 2 * nk : kend) - 1) >> $(I(PS)); pi <= pe; ++pi)
+$(ind)    for (int r = 0; r < $(I(paged)); ++r) {
+$(ind)      for (int c = 0; c < $(D); c += 64 / (int)sizeof(*$(base))) $(isa.prefetch_l2(base .. " + (ptrdiff_t)pages[pi] * " .. sb .. " + r * " .. ss .. " + c"))
+@   if sbase then
+$(ind)      $(isa.prefetch_l2(sbase .. " + (ptrdiff_t)pages[pi] * " .. ssb .. " + r * " .. sss))
+@   end
+$(ind)    }
+@ end
 @ -- Decode's row blocks of `block` rows over a kv head's `rows`: `name` while whole blocks fit, then the edge block of
 @ -- the remainder (a specialized kernel has the one-query step's edge: other remainders, steps of 2-8 queries, run a
 @ -- whole block over zero-padded rows). args: the call's arguments, r0 the block's first row; ind: indentation.
@@ -483,31 +498,23 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
       }
 @ end
 @ if paged and plan.page_prefetch then
-    /* pages into L2 ahead of their reading (rows of this item's heads, and their scales), as the hardware
-     * prefetchers start over after each jump to a page elsewhere: token-major, the next page as a tile enters a
-     * page; rows contiguous per head (head-major pages), the pages of the next tile */
-    {
-      int p0 = 0, p1 = -1;
-      if (contig) {
-        if (kt + nk < kend) p0 = (kt + nk) >> $(I(PS)), p1 = ((kt + 2 * nk < kend ? kt + 2 * nk : kend) - 1) >> $(I(PS));
-      } else if ((kt >> $(I(PS))) + 1 != prefetched && ((kt >> $(I(PS))) + 1) * $(I(paged)) < kend) {
-        p0 = p1 = prefetched = (kt >> $(I(PS))) + 1;
-      }
-      for (int pi = p0; pi <= p1; ++pi) {
-        const ptrdiff_t pg = pages[pi];
-        for (int hh = 0; hh < nh; ++hh) {
-          const $(kv.ctype) *kp = $(kv.k_ptr) + pg * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head;
-          const $(kv.ctype) *vp = $(kv.v_ptr) + pg * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head;
+    /* token-major pages: entering a page, the next page's rows of this item's heads (and their scales) into L2, as
+     * the hardware prefetchers start over after each jump to a page elsewhere (head-major pages: per head, below) */
+    if (!contig && (kt >> $(I(PS))) + 1 != prefetched && ((kt >> $(I(PS))) + 1) * $(I(paged)) < kend) {
+      prefetched = (kt >> $(I(PS))) + 1;
+      const ptrdiff_t pg = pages[prefetched];
+      for (int hh = 0; hh < nh; ++hh) {
+        const $(kv.ctype) *kp = $(kv.k_ptr) + pg * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head;
+        const $(kv.ctype) *vp = $(kv.v_ptr) + pg * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head;
 @   if kv.scaled then
-          const float *ksp = a->k_scale + pg * a->k_scale_stride.batch + (it->kvh0 + hh) * a->k_scale_stride.head;
-          const float *vsp = a->v_scale + pg * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head;
+        const float *ksp = a->k_scale + pg * a->k_scale_stride.batch + (it->kvh0 + hh) * a->k_scale_stride.head;
+        const float *vsp = a->v_scale + pg * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head;
 @   end
-          for (int r = 0; r < $(I(paged)); ++r) {
-            for (int c = 0; c < $(D); c += 64 / (int)sizeof(*kp)) { $(isa.prefetch_l2("kp + r * ks + c")) $(isa.prefetch_l2("vp + r * vs + c")) }
+        for (int r = 0; r < $(I(paged)); ++r) {
+          for (int c = 0; c < $(D); c += 64 / (int)sizeof(*kp)) { $(isa.prefetch_l2("kp + r * ks + c")) $(isa.prefetch_l2("vp + r * vs + c")) }
 @   if kv.scaled then
-            $(isa.prefetch_l2("ksp + r * a->k_scale_stride.seq")) $(isa.prefetch_l2("vsp + r * a->v_scale_stride.seq"))
+          $(isa.prefetch_l2("ksp + r * a->k_scale_stride.seq")) $(isa.prefetch_l2("vsp + r * a->v_scale_stride.seq"))
 @   end
-          }
         }
       }
     }
@@ -558,6 +565,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @   if kv.scaled then
         const float *ksh = ksbase + hh * a->k_scale_stride.head;
 @   end
+@   prefetch_next_tile("        ", "kh", "a->k_stride.batch", "ks", kv.scaled and "ksh", "a->k_scale_stride.batch", "a->k_scale_stride.seq")
         for (int j0 = 0; j0 < n; j0 += $(I(plan.kb_contig))) {
           const $(kv.ctype) *krow[$(I(plan.kb_contig))];
 @   if paged then
@@ -625,6 +633,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @     if kv.scaled then
       const float *vshead = a->v_scale + (it->kvh0 + hh) * a->v_scale_stride.head;
 @     end
+@     prefetch_next_tile("      ", "vhead", "a->v_stride.batch", "vs", kv.scaled and "vshead", "a->v_scale_stride.batch", "a->v_scale_stride.seq")
       for (int j0 = 0, jn; j0 < n; j0 += jn) {
         const int at = kt + j0;
         jn = $(I(paged)) - (at & $(I(paged - 1)));
