@@ -35,7 +35,7 @@
  *
  * Environment: BENCH_MODE=quick|full (default full), BENCH_CASE_SECONDS (per case, split over its 3 variants),
  * BENCH_FILTER (only cases whose label contains it, e.g. "decode h32"), BENCH_BW_MIB, BENCH_FMA_BITS=256|512 (the
- * peak loop's width, forced; machine.c).
+ * peak loop's width, forced; machine.c), BENCH_PAGED_HND=1 (the paged section on head-major pages and cache).
  * Usage: bench [OUTDIR]   (default build/bench; writes OUTDIR/results.csv and OUTDIR/machine.csv) */
 #define _GNU_SOURCE
 #include <errno.h>
