@@ -132,9 +132,9 @@ test-sanitize: $(BUILD)/tests/san/run_cases
 # iteration the attention features' values (tests/fuzz_args.c, feature_iteration): t-window-sinks-h6-kv2-d40's
 # specialized window and sink-logit kernels, and t-features-neon-h5-d24, whose NEON-only table binds the generic
 # kernels with every feature's table values on x86. Four small test tables keep the sanitizer build short (~50 s on
-# 2 cores). Knobs: FUZZ_SECONDS (default 40), FUZZ_SEED (the
+# 2 cores). Knobs: FUZZ_SECONDS (default 30), FUZZ_SEED (the
 # default seed is printed), FUZZ_ITERS=N (a fixed count instead of a time; replays a run exactly).
-FUZZ_SECONDS ?= 40
+FUZZ_SECONDS ?= 30
 FUZZ_SEED    ?=
 FUZZ_ITERS   ?=
 FUZZ_MODELS  := t-tail-h2-d17 t-odd-h6-d40 t-window-sinks-h6-kv2-d40 t-features-neon-h5-d24 t-paged-window-h4-kv2-d32
