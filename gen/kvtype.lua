@@ -41,7 +41,7 @@ function M.words(isa, dtype, D)
   local function scale_at(sp, c)
     local g = w.group
     if type(c) == "number" and type(g) == "number" then return string.format("%s[%d]", sp, math.floor(c / g)) end
-    if g == D or g == "d" then return sp .. "[0]" end -- one scale per row: every column's
+    if w.row_scale then return sp .. "[0]" end -- one scale per row: every column's
     return string.format("%s[(%s) / %s]", sp, E.I(c), E.I(g))
   end
   -- a vector of W floats from row pointer `p` at column `c` (scales of that row at `sp`); with one scale per row,
@@ -52,7 +52,7 @@ function M.words(isa, dtype, D)
     return v
   end
   -- the scale of the row whose scales start at `sp`, when one scale serves the whole row
-  function w.row_scale_of(sp) return sp .. "[0]" end
+  function w.row_scale_of(sp) return scale_at(sp, 0) end
   -- one float, scaled: element `i` (a C expression) of row pointer `p`, column `c` (for the scale)
   function w.elem(p, i, c, sp)
     local x = to_float[field](string.format("%s[%s]", p, E.I(i)))

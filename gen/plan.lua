@@ -184,22 +184,22 @@ function plan.for_kernel(k)
     p.keys_contig = (D and k.kv_heads == 1) and p.keys or blk.keys_contiguous or blk.keys
     -- and the Q·Kᵀ block's keys there: the vocabulary's kb_contiguous for the group, else kb
     p.kb_contig = plan.decode_choice(isa, G).kb_contiguous or p.kb
+    -- softmax down the columns of a transposed S (the vocabulary's choice per group), over every kv head's rows
+    -- side by side: the per-row arrays span ms rows (scratch_layout), padded there to whole vectors
+    p.columns = plan.decode_choice(isa, G).columns or false
     -- Q·Kᵀ with a kv head's rows in the vector lanes and K's elements broadcast (prefill's form), chosen at run time
     -- when the rows fill whole vectors, at least rows_in_lanes.min_rows (a step of several queries): the dot
     -- products' horizontal sums and Q reloads go away. fp32 K only (a typed K would convert each element alone),
     -- S transposed only (the form stores a key's rows side by side). Shared prefix of 8 sequences, h32/kv8/d128,
     -- kv_len 16384, Zen 4: see docs/performance.md.
     local lanes = blk.rows_in_lanes
-    if D and lanes and dtype == "f32" and plan.decode_choice(isa, G).columns then
+    if D and lanes and dtype == "f32" and p.columns then
       p.lanes = { kb = lanes.kb, min_rows = math.max(lanes.min_rows, W) }
     end
     p.keys_padded = round_up(math.max(type(p.keys) == "number" and p.keys or blk.keys, p.keys_contig),
       lcm(lcm(lcm(p.kb, p.kb_contig), W), p.lanes and p.lanes.kb or 1))
     -- rows computed are padded to the blocking only (padding to 4 made MHA decode compute 4 rows for its 1)
     p.row_align = lcm(p.rb, p.pr)
-    -- softmax down the columns of a transposed S (the vocabulary's choice per group), over every kv head's rows
-    -- side by side: the per-row arrays span ms rows (scratch_layout), padded there to whole vectors
-    p.columns = plan.decode_choice(isa, G).columns or false
     -- P·V on rows contiguous per head reads each V row whole, in address order: column blocks of at most
     -- contig_pv_vectors vectors (as few passes over the row as that allows) and as many rows as keep at most 16
     -- accumulators. The token-major blocking reads a row in several column passes (4 x 48 at d128: three), which

@@ -25,20 +25,43 @@
 @ local function page_row(x, sb, ss)
 @   return string.format("(ptrdiff_t)pages[(%s) >> %d] * %s + (ptrdiff_t)((%s) & %d) * %s", x, PS, sb, x, paged - 1, ss)
 @ end
-@ -- Head-major pages (rows contiguous per head): a statement asking for one kv head's rows of the next tile in L2
-@ -- (`base`: the head's rows in page 0, strides `sb` page and `ss` row; `sbase`, `ssb`, `sss`: its scales), as the
-@ -- tile is about to read this tile's: a head's run in a page is short (16 rows of 256 bytes: 4 KiB), and the
-@ -- hardware prefetchers start over at each. Per head, so what is asked for stays a small part of L2.
-@ local function prefetch_next_tile(ind, base, sb, ss, sbase, ssb, sss)
+@ -- The offset of the Q·Kᵀ block's key j (block at j0; a short block repeats the tile's last key) from a head's rows
+@ -- whose strides are `sb` (page) and `ss` (row): through the block table on a paged cache.
+@ local function block_key(sb, ss)
+@   local x = "(j0 + j < n ? j0 + j : n - 1)"
+@   if paged then return page_row("kt + " .. x, sb, ss) end
+@   return "(ptrdiff_t)" .. x .. " * " .. ss
+@ end
+@ -- A statement asking for one kv head's rows of page `pg` (a C expression: the page's index in the pool) in L2, for
+@ -- each of `rows` (K, V, or both row by row): `base` the head's rows in page 0, strides `sb` page and `ss` row;
+@ -- `sbase`, `ssb`, `sss` its scales. After a jump to a page elsewhere the hardware prefetchers start over.
+@ local function prefetch_page(ind, pg, rows)
+@   local lines, scales = {}, {}
+@   for _, x in ipairs(rows) do
+@     lines[#lines + 1] = isa.prefetch_l2(x.base .. " + " .. pg .. " * " .. x.sb .. " + r * " .. x.ss .. " + c")
+@     if x.sbase then scales[#scales + 1] = isa.prefetch_l2(x.sbase .. " + " .. pg .. " * " .. x.ssb .. " + r * " .. x.sss) end
+@   end
+$(ind)for (int r = 0; r < $(I(paged)); ++r) {
+$(ind)  for (int c = 0; c < $(D); c += 64 / (int)sizeof(*$(rows[1].base))) $(#lines > 1 and "{ " .. table.concat(lines, " ") .. " }" or lines[1])
+@   if #scales > 0 then
+$(ind)  $(table.concat(scales, " "))
+@   end
+$(ind)}
+@ end
+@ -- A head's K or V rows for prefetch_page: its base pointer and strides, with its scales' when the type has them
+@ local function head_rows(base, sb, ss, sbase, ssb, sss)
+@   return { base = base, sb = sb, ss = ss, sbase = kv.scaled and sbase or nil, ssb = ssb, sss = sss }
+@ end
+@ -- Head-major pages (rows contiguous per head): one kv head's rows of the next tile, asked for as the head starts
+@ -- this tile's. A head's run in a page is short (16 rows of 256 bytes: 4 KiB); per head, so what is asked for stays a
+@ -- small part of L2.
+@ local function prefetch_next_tile(ind, rows)
 @   if not (paged and plan.page_prefetch) then return end
 $(ind)if (contig && kt + nk < kend)
-$(ind)  for (int pi = (kt + nk) >> $(I(PS)), pe = ((kt + 2 * nk < kend ? kt + 2 * nk : kend) - 1) >> $(I(PS)); pi <= pe; ++pi)
-$(ind)    for (int r = 0; r < $(I(paged)); ++r) {
-$(ind)      for (int c = 0; c < $(D); c += 64 / (int)sizeof(*$(base))) $(isa.prefetch_l2(base .. " + (ptrdiff_t)pages[pi] * " .. sb .. " + r * " .. ss .. " + c"))
-@   if sbase then
-$(ind)      $(isa.prefetch_l2(sbase .. " + (ptrdiff_t)pages[pi] * " .. ssb .. " + r * " .. sss))
-@   end
-$(ind)    }
+$(ind)  for (int pi = (kt + nk) >> $(I(PS)), pe = ((kt + 2 * nk < kend ? kt + 2 * nk : kend) - 1) >> $(I(PS)); pi <= pe; ++pi) {
+$(ind)    const ptrdiff_t pg = pages[pi];
+@   prefetch_page(ind .. "    ", "pg", { rows })
+$(ind)  }
 @ end
 @ -- Decode's row blocks of `block` rows over a kv head's `rows`: `name` while whole blocks fit, then the edge block of
 @ -- the remainder (a specialized kernel has the one-query step's edge: other remainders, steps of 2-8 queries, run a
@@ -382,10 +405,11 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @ end
     }
 @ if decode and plan.lanes then
-    if (lanes) /* rows in the lanes: Qᵀ in panels of $(I(W)) rows (row stride $(I(W))), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of $(I(W)) rows (row stride $(I(W))), through O's space */
       for (int r = 0; r < rows; ++r)
         for (int k = 0; k < $(D); ++k) ot[(r / $(I(W))) * $(I(kern.D * W)) + k * $(I(W)) + r % $(I(W))] = qt[r * dp + k];
-    if (lanes) memcpy(qt, ot, sizeof(float) * (size_t)rows * $(D));
+      memcpy(qt, ot, sizeof(float) * (size_t)rows * $(D));
+    }
 @ end
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
@@ -504,18 +528,14 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
       prefetched = (kt >> $(I(PS))) + 1;
       const ptrdiff_t pg = pages[prefetched];
       for (int hh = 0; hh < nh; ++hh) {
-        const $(kv.ctype) *kp = $(kv.k_ptr) + pg * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head;
-        const $(kv.ctype) *vp = $(kv.v_ptr) + pg * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head;
+        const $(kv.ctype) *kh = $(kv.k_ptr) + (it->kvh0 + hh) * a->k_stride.head;
+        const $(kv.ctype) *vh = $(kv.v_ptr) + (it->kvh0 + hh) * a->v_stride.head;
 @   if kv.scaled then
-        const float *ksp = a->k_scale + pg * a->k_scale_stride.batch + (it->kvh0 + hh) * a->k_scale_stride.head;
-        const float *vsp = a->v_scale + pg * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head;
+        const float *ksh = a->k_scale + (it->kvh0 + hh) * a->k_scale_stride.head;
+        const float *vsh = a->v_scale + (it->kvh0 + hh) * a->v_scale_stride.head;
 @   end
-        for (int r = 0; r < $(I(paged)); ++r) {
-          for (int c = 0; c < $(D); c += 64 / (int)sizeof(*kp)) { $(isa.prefetch_l2("kp + r * ks + c")) $(isa.prefetch_l2("vp + r * vs + c")) }
-@   if kv.scaled then
-          $(isa.prefetch_l2("ksp + r * a->k_scale_stride.seq")) $(isa.prefetch_l2("vsp + r * a->v_scale_stride.seq"))
-@   end
-        }
+@   prefetch_page("        ", "pg", { head_rows("kh", "a->k_stride.batch", "ks", "ksh", "a->k_scale_stride.batch", "a->k_scale_stride.seq"),
+@                                      head_rows("vh", "a->v_stride.batch", "vs", "vsh", "a->v_scale_stride.batch", "a->v_scale_stride.seq") })
       }
     }
 @ end
@@ -542,11 +562,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
     if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
       for (int j0 = 0; j0 < n; j0 += $(I(plan.lanes.kb))) {
         ptrdiff_t koff[$(I(plan.lanes.kb))];
-@     if paged then
-        for (int j = 0; j < $(I(plan.lanes.kb)); ++j) koff[j] = $(page_row("kt + (j0 + j < n ? j0 + j : n - 1)", "a->k_stride.batch", "ks"));
-@     else
-        for (int j = 0; j < $(I(plan.lanes.kb)); ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-@     end
+        for (int j = 0; j < $(I(plan.lanes.kb)); ++j) koff[j] = $(block_key("a->k_stride.batch", "ks"));
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
@@ -565,21 +581,13 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @   if kv.scaled then
         const float *ksh = ksbase + hh * a->k_scale_stride.head;
 @   end
-@   prefetch_next_tile("        ", "kh", "a->k_stride.batch", "ks", kv.scaled and "ksh", "a->k_scale_stride.batch", "a->k_scale_stride.seq")
+@   prefetch_next_tile("        ", head_rows("kh", "a->k_stride.batch", "ks", "ksh", "a->k_scale_stride.batch", "a->k_scale_stride.seq"))
         for (int j0 = 0; j0 < n; j0 += $(I(plan.kb_contig))) {
           const $(kv.ctype) *krow[$(I(plan.kb_contig))];
-@   if paged then
-          for (int j = 0; j < $(I(plan.kb_contig)); ++j) krow[j] = kh + $(page_row("kt + (j0 + j < n ? j0 + j : n - 1)", "a->k_stride.batch", "ks"));
-@   else
-          for (int j = 0; j < $(I(plan.kb_contig)); ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-@   end
+          for (int j = 0; j < $(I(plan.kb_contig)); ++j) krow[j] = kh + $(block_key("a->k_stride.batch", "ks"));
 @   if kv.scaled then
           const float *ksrow[$(I(plan.kb_contig))];
-@     if paged then
-          for (int j = 0; j < $(I(plan.kb_contig)); ++j) ksrow[j] = ksh + $(page_row("kt + (j0 + j < n ? j0 + j : n - 1)", "a->k_scale_stride.batch", "a->k_scale_stride.seq"));
-@     else
-          for (int j = 0; j < $(I(plan.kb_contig)); ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
-@     end
+          for (int j = 0; j < $(I(plan.kb_contig)); ++j) ksrow[j] = ksh + $(block_key("a->k_scale_stride.batch", "a->k_scale_stride.seq"));
 @   end
 @   row_blocks("          ", plan.rb, mk.qk_rowwise.name, mk.qk_rowwise.edges, qk_args)
         }
@@ -587,18 +595,10 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
     } else {
       for (int j0 = 0; j0 < n; j0 += $(I(plan.kb))) {
         ptrdiff_t koff[$(I(plan.kb))]; /* the block's rows from a head's base (a short block repeats its last key) */
-@   if paged then
-        for (int j = 0; j < $(I(plan.kb)); ++j) koff[j] = $(page_row("kt + (j0 + j < n ? j0 + j : n - 1)", "a->k_stride.batch", "ks"));
-@   else
-        for (int j = 0; j < $(I(plan.kb)); ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-@   end
+        for (int j = 0; j < $(I(plan.kb)); ++j) koff[j] = $(block_key("a->k_stride.batch", "ks"));
 @   if kv.scaled then
         ptrdiff_t ksoff[$(I(plan.kb))]; /* and their scales' */
-@     if paged then
-        for (int j = 0; j < $(I(plan.kb)); ++j) ksoff[j] = $(page_row("kt + (j0 + j < n ? j0 + j : n - 1)", "a->k_scale_stride.batch", "a->k_scale_stride.seq"));
-@     else
-        for (int j = 0; j < $(I(plan.kb)); ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
-@     end
+        for (int j = 0; j < $(I(plan.kb)); ++j) ksoff[j] = $(block_key("a->k_scale_stride.batch", "a->k_scale_stride.seq"));
 @   end
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
@@ -633,7 +633,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @     if kv.scaled then
       const float *vshead = a->v_scale + (it->kvh0 + hh) * a->v_scale_stride.head;
 @     end
-@     prefetch_next_tile("      ", "vhead", "a->v_stride.batch", "vs", kv.scaled and "vshead", "a->v_scale_stride.batch", "a->v_scale_stride.seq")
+@     prefetch_next_tile("      ", head_rows("vhead", "a->v_stride.batch", "vs", "vshead", "a->v_scale_stride.batch", "a->v_scale_stride.seq"))
       for (int j0 = 0, jn; j0 < n; j0 += jn) {
         const int at = kt + j0;
         jn = $(I(paged)) - (at & $(I(paged - 1)));
@@ -674,7 +674,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
         for (int j0 = 0; j0 < n; j0 += $(I(plan.kb))) {
 @   end
           const float *krow[$(I(plan.kb))];
-          for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kbase + $(block_key(nil, "ks"));
           $(mk.qk_name)(qt + r0$(qs_arg), krow, st + j0 * mp + r0$(kern.D and "" or ", d"));
         }
 @   if causal ~= false then

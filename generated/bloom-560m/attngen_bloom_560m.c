@@ -1369,10 +1369,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h16_kv16_d64_causal_alibi_decode__avx512(
         for (; k < 64; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
       for (int r = 0; r < rows; ++r)
         for (int k = 0; k < 64; ++k) ot[(r / 16) * 1024 + k * 16 + r % 16] = qt[r * dp + k];
-    if (lanes) memcpy(qt, ot, sizeof(float) * (size_t)rows * 64);
+      memcpy(qt, ot, sizeof(float) * (size_t)rows * 64);
+    }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
   for (int R = 0; R < rows_all_v; ++R) {
@@ -1593,10 +1594,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h16_kv16_d64_causal_padding_alibi_decode_
         for (; k < 64; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
       for (int r = 0; r < rows; ++r)
         for (int k = 0; k < 64; ++k) ot[(r / 16) * 1024 + k * 16 + r % 16] = qt[r * dp + k];
-    if (lanes) memcpy(qt, ot, sizeof(float) * (size_t)rows * 64);
+      memcpy(qt, ot, sizeof(float) * (size_t)rows * 64);
+    }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
   for (int R = 0; R < rows_all_v; ++R) {
@@ -2971,10 +2973,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h16_kv16_d64_causal_alibi_decode__avx2(cons
         for (; k < 64; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
       for (int r = 0; r < rows; ++r)
         for (int k = 0; k < 64; ++k) ot[(r / 8) * 512 + k * 8 + r % 8] = qt[r * dp + k];
-    if (lanes) memcpy(qt, ot, sizeof(float) * (size_t)rows * 64);
+      memcpy(qt, ot, sizeof(float) * (size_t)rows * 64);
+    }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
   for (int R = 0; R < rows_all_v; ++R) {
@@ -3195,10 +3198,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h16_kv16_d64_causal_padding_alibi_decode__a
         for (; k < 64; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
       for (int r = 0; r < rows; ++r)
         for (int k = 0; k < 64; ++k) ot[(r / 8) * 512 + k * 8 + r % 8] = qt[r * dp + k];
-    if (lanes) memcpy(qt, ot, sizeof(float) * (size_t)rows * 64);
+      memcpy(qt, ot, sizeof(float) * (size_t)rows * 64);
+    }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
   for (int R = 0; R < rows_all_v; ++R) {

@@ -1482,10 +1482,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h71_kv1_d64_causal_decode__avx512(const a
         for (; k < 64; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
       for (int r = 0; r < rows; ++r)
         for (int k = 0; k < 64; ++k) ot[(r / 16) * 1024 + k * 16 + r % 16] = qt[r * dp + k];
-    if (lanes) memcpy(qt, ot, sizeof(float) * (size_t)rows * 64);
+      memcpy(qt, ot, sizeof(float) * (size_t)rows * 64);
+    }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
   for (int R = 0; R < rows_all_v; ++R) {
@@ -2991,10 +2992,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attng
         for (; k < 64; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
       for (int r = 0; r < rows; ++r)
         for (int k = 0; k < 64; ++k) ot[(r / 8) * 512 + k * 8 + r % 8] = qt[r * dp + k];
-    if (lanes) memcpy(qt, ot, sizeof(float) * (size_t)rows * 64);
+      memcpy(qt, ot, sizeof(float) * (size_t)rows * 64);
+    }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
   for (int R = 0; R < rows_all_v; ++R) {

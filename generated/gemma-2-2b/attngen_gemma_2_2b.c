@@ -1653,10 +1653,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_window_softcap_decode_
         for (; k < 256; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
       for (int r = 0; r < rows; ++r)
         for (int k = 0; k < 256; ++k) ot[(r / 16) * 4096 + k * 16 + r % 16] = qt[r * dp + k];
-    if (lanes) memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
+      memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
+    }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
   for (int R = 0; R < rows_all_v; ++R) {
@@ -1907,10 +1908,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_window_softcap
         for (; k < 256; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
       for (int r = 0; r < rows; ++r)
         for (int k = 0; k < 256; ++k) ot[(r / 16) * 4096 + k * 16 + r % 16] = qt[r * dp + k];
-    if (lanes) memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
+      memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
+    }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
   for (int R = 0; R < rows_all_v; ++R) {
@@ -2545,10 +2547,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_softcap_decode__avx512
         for (; k < 256; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
       for (int r = 0; r < rows; ++r)
         for (int k = 0; k < 256; ++k) ot[(r / 16) * 4096 + k * 16 + r % 16] = qt[r * dp + k];
-    if (lanes) memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
+      memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
+    }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
   for (int R = 0; R < rows_all_v; ++R) {
@@ -2783,10 +2786,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_softcap_decode
         for (; k < 256; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
       for (int r = 0; r < rows; ++r)
         for (int k = 0; k < 256; ++k) ot[(r / 16) * 4096 + k * 16 + r % 16] = qt[r * dp + k];
-    if (lanes) memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
+      memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
+    }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
   for (int R = 0; R < rows_all_v; ++R) {
@@ -4623,10 +4627,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_window_softcap_decode__a
         for (; k < 256; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
       for (int r = 0; r < rows; ++r)
         for (int k = 0; k < 256; ++k) ot[(r / 8) * 2048 + k * 8 + r % 8] = qt[r * dp + k];
-    if (lanes) memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
+      memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
+    }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
   for (int R = 0; R < rows_all_v; ++R) {
@@ -4877,10 +4882,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_window_softcap_d
         for (; k < 256; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
       for (int r = 0; r < rows; ++r)
         for (int k = 0; k < 256; ++k) ot[(r / 8) * 2048 + k * 8 + r % 8] = qt[r * dp + k];
-    if (lanes) memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
+      memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
+    }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
   for (int R = 0; R < rows_all_v; ++R) {
@@ -5515,10 +5521,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_softcap_decode__avx2(con
         for (; k < 256; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
       for (int r = 0; r < rows; ++r)
         for (int k = 0; k < 256; ++k) ot[(r / 8) * 2048 + k * 8 + r % 8] = qt[r * dp + k];
-    if (lanes) memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
+      memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
+    }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
   for (int R = 0; R < rows_all_v; ++R) {
@@ -5753,10 +5760,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_softcap_decode__
         for (; k < 256; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
       for (int r = 0; r < rows; ++r)
         for (int k = 0; k < 256; ++k) ot[(r / 8) * 2048 + k * 8 + r % 8] = qt[r * dp + k];
-    if (lanes) memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
+      memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
+    }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
   for (int R = 0; R < rows_all_v; ++R) {

@@ -1778,10 +1778,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_window_decode__avx512(
         for (; k < 256; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
       for (int r = 0; r < rows; ++r)
         for (int k = 0; k < 256; ++k) ot[(r / 16) * 4096 + k * 16 + r % 16] = qt[r * dp + k];
-    if (lanes) memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
+      memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
+    }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
   for (int R = 0; R < rows_all_v; ++R) {
@@ -2026,10 +2027,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_window_decode_
         for (; k < 256; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
       for (int r = 0; r < rows; ++r)
         for (int k = 0; k < 256; ++k) ot[(r / 16) * 4096 + k * 16 + r % 16] = qt[r * dp + k];
-    if (lanes) memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
+      memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
+    }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
   for (int R = 0; R < rows_all_v; ++R) {
@@ -2646,10 +2648,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_decode__avx512(const a
         for (; k < 256; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
       for (int r = 0; r < rows; ++r)
         for (int k = 0; k < 256; ++k) ot[(r / 16) * 4096 + k * 16 + r % 16] = qt[r * dp + k];
-    if (lanes) memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
+      memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
+    }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
   for (int R = 0; R < rows_all_v; ++R) {
@@ -2878,10 +2881,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_decode__avx512
         for (; k < 256; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
       for (int r = 0; r < rows; ++r)
         for (int k = 0; k < 256; ++k) ot[(r / 16) * 4096 + k * 16 + r % 16] = qt[r * dp + k];
-    if (lanes) memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
+      memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
+    }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
   for (int R = 0; R < rows_all_v; ++R) {
@@ -5080,10 +5084,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_window_decode__avx2(cons
         for (; k < 256; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
       for (int r = 0; r < rows; ++r)
         for (int k = 0; k < 256; ++k) ot[(r / 8) * 2048 + k * 8 + r % 8] = qt[r * dp + k];
-    if (lanes) memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
+      memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
+    }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
   for (int R = 0; R < rows_all_v; ++R) {
@@ -5328,10 +5333,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_window_decode__a
         for (; k < 256; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
       for (int r = 0; r < rows; ++r)
         for (int k = 0; k < 256; ++k) ot[(r / 8) * 2048 + k * 8 + r % 8] = qt[r * dp + k];
-    if (lanes) memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
+      memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
+    }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
   for (int R = 0; R < rows_all_v; ++R) {
@@ -5948,10 +5954,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_decode__avx2(const attng
         for (; k < 256; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
       for (int r = 0; r < rows; ++r)
         for (int k = 0; k < 256; ++k) ot[(r / 8) * 2048 + k * 8 + r % 8] = qt[r * dp + k];
-    if (lanes) memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
+      memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
+    }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
   for (int R = 0; R < rows_all_v; ++R) {
@@ -6180,10 +6187,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_decode__avx2(con
         for (; k < 256; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
       for (int r = 0; r < rows; ++r)
         for (int k = 0; k < 256; ++k) ot[(r / 8) * 2048 + k * 8 + r % 8] = qt[r * dp + k];
-    if (lanes) memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
+      memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
+    }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
   for (int R = 0; R < rows_all_v; ++R) {

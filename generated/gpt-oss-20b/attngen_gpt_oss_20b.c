@@ -1553,10 +1553,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_window_sinks_decode__a
         for (; k < 64; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
       for (int r = 0; r < rows; ++r)
         for (int k = 0; k < 64; ++k) ot[(r / 16) * 1024 + k * 16 + r % 16] = qt[r * dp + k];
-    if (lanes) memcpy(qt, ot, sizeof(float) * (size_t)rows * 64);
+      memcpy(qt, ot, sizeof(float) * (size_t)rows * 64);
+    }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
   for (int R = 0; R < rows_all_v; ++R) {
@@ -1809,10 +1810,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_padding_window_sinks_d
         for (; k < 64; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
       for (int r = 0; r < rows; ++r)
         for (int k = 0; k < 64; ++k) ot[(r / 16) * 1024 + k * 16 + r % 16] = qt[r * dp + k];
-    if (lanes) memcpy(qt, ot, sizeof(float) * (size_t)rows * 64);
+      memcpy(qt, ot, sizeof(float) * (size_t)rows * 64);
+    }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
   for (int R = 0; R < rows_all_v; ++R) {
@@ -2465,10 +2467,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_sinks_decode__avx512(c
         for (; k < 64; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
       for (int r = 0; r < rows; ++r)
         for (int k = 0; k < 64; ++k) ot[(r / 16) * 1024 + k * 16 + r % 16] = qt[r * dp + k];
-    if (lanes) memcpy(qt, ot, sizeof(float) * (size_t)rows * 64);
+      memcpy(qt, ot, sizeof(float) * (size_t)rows * 64);
+    }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
   for (int R = 0; R < rows_all_v; ++R) {
@@ -2705,10 +2708,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_padding_sinks_decode__
         for (; k < 64; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
       for (int r = 0; r < rows; ++r)
         for (int k = 0; k < 64; ++k) ot[(r / 16) * 1024 + k * 16 + r % 16] = qt[r * dp + k];
-    if (lanes) memcpy(qt, ot, sizeof(float) * (size_t)rows * 64);
+      memcpy(qt, ot, sizeof(float) * (size_t)rows * 64);
+    }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
   for (int R = 0; R < rows_all_v; ++R) {
@@ -4253,10 +4257,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_window_sinks_decode__avx
         for (; k < 64; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
       for (int r = 0; r < rows; ++r)
         for (int k = 0; k < 64; ++k) ot[(r / 8) * 512 + k * 8 + r % 8] = qt[r * dp + k];
-    if (lanes) memcpy(qt, ot, sizeof(float) * (size_t)rows * 64);
+      memcpy(qt, ot, sizeof(float) * (size_t)rows * 64);
+    }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
   for (int R = 0; R < rows_all_v; ++R) {
@@ -4515,10 +4520,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_padding_window_sinks_dec
         for (; k < 64; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
       for (int r = 0; r < rows; ++r)
         for (int k = 0; k < 64; ++k) ot[(r / 8) * 512 + k * 8 + r % 8] = qt[r * dp + k];
-    if (lanes) memcpy(qt, ot, sizeof(float) * (size_t)rows * 64);
+      memcpy(qt, ot, sizeof(float) * (size_t)rows * 64);
+    }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
   for (int R = 0; R < rows_all_v; ++R) {
@@ -5177,10 +5183,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_sinks_decode__avx2(const
         for (; k < 64; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
       for (int r = 0; r < rows; ++r)
         for (int k = 0; k < 64; ++k) ot[(r / 8) * 512 + k * 8 + r % 8] = qt[r * dp + k];
-    if (lanes) memcpy(qt, ot, sizeof(float) * (size_t)rows * 64);
+      memcpy(qt, ot, sizeof(float) * (size_t)rows * 64);
+    }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
   for (int R = 0; R < rows_all_v; ++R) {
@@ -5423,10 +5430,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_padding_sinks_decode__av
         for (; k < 64; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
       for (int r = 0; r < rows; ++r)
         for (int k = 0; k < 64; ++k) ot[(r / 8) * 512 + k * 8 + r % 8] = qt[r * dp + k];
-    if (lanes) memcpy(qt, ot, sizeof(float) * (size_t)rows * 64);
+      memcpy(qt, ot, sizeof(float) * (size_t)rows * 64);
+    }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
   for (int R = 0; R < rows_all_v; ++R) {

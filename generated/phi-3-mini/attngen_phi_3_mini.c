@@ -1252,10 +1252,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv32_d96_causal_window_decode__avx512
         for (; k < 96; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
       for (int r = 0; r < rows; ++r)
         for (int k = 0; k < 96; ++k) ot[(r / 16) * 1536 + k * 16 + r % 16] = qt[r * dp + k];
-    if (lanes) memcpy(qt, ot, sizeof(float) * (size_t)rows * 96);
+      memcpy(qt, ot, sizeof(float) * (size_t)rows * 96);
+    }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
   for (int R = 0; R < rows_all_v; ++R) {
@@ -2542,10 +2543,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_window_decode__avx2(con
         for (; k < 96; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
       for (int r = 0; r < rows; ++r)
         for (int k = 0; k < 96; ++k) ot[(r / 8) * 768 + k * 8 + r % 8] = qt[r * dp + k];
-    if (lanes) memcpy(qt, ot, sizeof(float) * (size_t)rows * 96);
+      memcpy(qt, ot, sizeof(float) * (size_t)rows * 96);
+    }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
   for (int R = 0; R < rows_all_v; ++R) {
