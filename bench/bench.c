@@ -1089,6 +1089,14 @@ static void kv_cache_free(kv_cache_buf *c) {
   attngen_free(c->k), attngen_free(c->v), attngen_free(c->ks), attngen_free(c->vs);
 }
 
+/* The kernel for a storage type: `model`'s table, or `typed` (a bench table of the same shape listing every type,
+ * NULL: none) where `model`'s config does not list the type and would give the generic kernel. */
+static int select_typed(const char *model, const char *typed, const attngen_shape *sh, attngen_kernel *kern) {
+  int st = attngen_select(find_table(model), sh, kern);
+  if (!st && kernel_is_generic(kern) && typed) st = attngen_select(find_table(typed), sh, kern);
+  return st;
+}
+
 static void run_kv_types(bench_state *st, const char *outdir) {
   static const attngen_kv_dtype types[] = {ATTNGEN_KV_F32, ATTNGEN_KV_F16, ATTNGEN_KV_BF16, ATTNGEN_KV_INT8,
                                            ATTNGEN_KV_INT8_G32};
@@ -1130,8 +1138,7 @@ static void run_kv_types(bench_state *st, const char *outdir) {
       sh[t] = mkshape(cs[ci].h, cs[ci].kvh, cs[ci].d, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE);
       sh[t].kv_dtype = types[t];
       o[t] = alloc_floats((size_t)cs[ci].batch * cs[ci].h * cs[ci].d);
-      if (attngen_select(find_table(cs[ci].model), &sh[t], &kern[t]) ||
-          (kernel_is_generic(&kern[t]) && cs[ci].typed && attngen_select(find_table(cs[ci].typed), &sh[t], &kern[t])) ||
+      if (select_typed(cs[ci].model, cs[ci].typed, &sh[t], &kern[t]) ||
           kv_cache_fill(types[t], &kern[t], &sh[t], cs[ci].batch, kv, cs[ci].head_major, kf, vf, NULL, &buf[t], &args[t])) {
         ok = 0;
         break;
@@ -1202,8 +1209,7 @@ static void run_kv_types(bench_state *st, const char *outdir) {
       sh[t] = mkshape(h, kvh, d, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL);
       sh[t].kv_dtype = types[t];
       o[t] = alloc_floats((size_t)S * h * d);
-      if (attngen_select(find_table("llama-3-8b"), &sh[t], &kern[t]) ||
-          (kernel_is_generic(&kern[t]) && attngen_select(find_table("bench-h32-kv8-d128-kv"), &sh[t], &kern[t])) ||
+      if (select_typed("llama-3-8b", "bench-h32-kv8-d128-kv", &sh[t], &kern[t]) ||
           kv_cache_fill(types[t], &kern[t], &sh[t], 1, S, 0, kf, vf, NULL, &buf[t], &args[t]))
         break;
       args[t].batch = 1, args[t].q_len = S, args[t].kv_len = S, args[t].q = q, args[t].o = o[t];
