@@ -13,7 +13,7 @@ import numpy as np
 from . import _abi, dtypes
 from ._tensors import as_array, check_dtype, check_shape, four_d, int32_vector, pointer, strides
 from .errors import check, refuse
-from .kernel import Q_LAYOUT, c_int, check_cache_type, outputs, result, scale_arrays, set_features, set_kv
+from .kernel import _AttentionTensors, c_int, check_cache_type, result, scale_arrays, set_kv
 
 POOL_LAYOUT = "[num_pages, page_size, kv_heads, head_dim]"
 TABLE_LAYOUT = "[batch, max_pages]"
@@ -169,29 +169,30 @@ def cascade(kernel, cache, q, shared_pages, *, scale=None, out=None, return_lse=
     if not reads_lens and (own != own[0]).any():
         raise refuse("ATTNGEN_ERR_LENGTHS", f"attngen: cascade: the sequences hold {cache.lengths.tolist()} rows and "
                                             f"the {kernel.mask} mask reads no kv_lens: use a causal_padding kernel")
-    qa = as_array(q, "q")
-    batch, q_len, heads, head_dim = four_d(qa, "q", Q_LAYOUT)
-    check_dtype(qa, "q", np.float32)
-    oa, lse = outputs(qa.shape, out, return_lse)
-    positions = None if q_pos is None else int32_vector(q_pos, "q_pos", batch * q_len)
     # each sequence's own pages, dense: the runtime reads the block table's rows max_pages entries apart
-    own_table = np.ascontiguousarray(t[:, shared:]) if shared < cache.max_pages else np.full((batch, 1), -1, np.int32)
-
+    own_table = np.ascontiguousarray(t[:, shared:]) if shared < cache.max_pages else \
+        np.full((cache.batch, 1), -1, np.int32)
+    suffix = _AttentionTensors(kernel, q, _Pages(cache, own_table), int(own.max()), own if reads_lens else None, scale,
+                               out, return_lse, q_pos, (None, None, softcap, None, None))
     c = _abi.CascadeArgs()
-    keep = [cache.fill(a, batch, head_dim) for a in (c.prefix, c.suffix)]
+    c.suffix = suffix.args
+    keep = cache.fill(c.prefix, c.suffix.batch, c.suffix.head_dim)
     c.prefix.kv_len, c.prefix.pages.max_pages = prefix_rows, shared  # sequence 0's first entries: the shared pages
-    s = c.suffix
-    s.heads, s.kv_heads, s.head_dim, s.batch, s.q_len = heads, cache.kv_heads, head_dim, batch, q_len
-    s.pages = cache._pages(own_table)
-    s.kv_len = int(own.max())
-    s.kv_lens = pointer(own) if reads_lens else None
-    s.q, s.q_stride, s.o, s.o_stride = pointer(qa), strides(qa, "q"), pointer(oa), strides(oa, "out")
-    s.scale = 0.0 if scale is None else float(scale)
-    s.lse = None if lse is None else pointer(lse)
-    s.q_pos = None if positions is None else pointer(positions)
-    set_features(s, heads, None, None, softcap, None, None)
     lib = kernel._lib
     check(lib, lib.attngen_cascade_decode(ctypes.byref(kernel._c), ctypes.byref(c), c_int(threads, "threads")),
           "attngen_cascade_decode")
     del keep
-    return result(q, out, oa, lse)
+    return result(*suffix.returns)
+
+
+class _Pages:
+    """A PagedKVCache read through another block table of the same pool (the cascade's own pages of each
+    sequence), as attngen_args takes it."""
+
+    def __init__(self, cache, table):
+        self.cache, self.table = cache, table
+
+    def fill(self, a, batch, head_dim):
+        kv_heads, rows, arrays = self.cache.fill(a, batch, head_dim)
+        a.pages = self.cache._pages(self.table)
+        return kv_heads, rows, (arrays, self.table)
