@@ -121,7 +121,7 @@ demo: $(BUILD)/demo
 test-generator:
 	@sh tests/test_generator.sh
 
-test: deps-test test-generator check-generated test-native test-fuzz test-neon test-downstream test-install test-python
+test: deps-test test-generator check-generated test-binaries test-native test-fuzz test-neon test-downstream test-install test-python
 	@echo "make test: all test groups passed"
 
 -include tests/tests.mk

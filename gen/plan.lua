@@ -254,12 +254,16 @@ function plan.for_kernel(k)
               below_batch = split.below_batch or 0 }
   p.head_split = plan.head_split[k.phase]
   p.dtype = dtype
-  -- A paged decode asks for pages in L2 ahead of their reading (token-major pages: the next page as a tile enters a
-  -- page; head-major pages: each head's rows of the next tile as it starts this tile's): after a jump to a page
-  -- elsewhere the hardware prefetchers start over. h32/kv8/d128, shuffled pages of 16, Zen 4: token-major f16 0.93
-  -- -> 1.01x, int8 0.83 -> 0.93x the contiguous speed; head-major int8 7.95 -> 5.20 ms, f16 10.2 -> 8.2 ms. fp32,
-  -- whose decode already streams at the memory's pace, lost 1-3% on token-major pages and gained nothing on
-  -- head-major ones, so it goes without.
+  -- Decode on token-major rows of several heads (contiguous or paged) reads each kv head's part of a tile's token
+  -- rows, rows 2-16 KiB apart, which the hardware prefetchers do not follow (nor a jump to a page elsewhere): every
+  -- step of that stream (one head's K or V rows of a tile) asks for the rows stream_prefetch bytes further on in L2
+  -- (templates/kernel.c.tpl, prefetch_stream). h32/kv8/d128 at kv_len 16384, Zen 4: f16 7.7 -> 4.7 ms, int8 5.6 ->
+  -- 4.8, fp32 8.0 -> 7.5; shuffled token-major pages keep 0.93-1.16x the contiguous speed.
+  p.stream_prefetch = k.phase == "decode" and isa.prefetch_l2 ~= nil and blk.stream_prefetch or nil
+  -- Head-major pages (each head's rows contiguous in a page) ask for each head's rows of the next tile as it starts
+  -- this tile's: a head's run in a page is one short stream, and after a jump to a page elsewhere the hardware
+  -- prefetchers start over. h32/kv8/d128, shuffled pages of 16, Zen 4: int8 7.95 -> 5.20 ms, f16 10.2 -> 8.2 ms;
+  -- fp32 gained nothing, so it goes without.
   p.page_prefetch = k.phase == "decode" and isa.prefetch_l2 ~= nil and dtype ~= "f32"
   p.mk = plan.microkernels(isa, p, D, G)
   if k.phase == "prefill" then

@@ -32,19 +32,13 @@
 @   if paged then return page_row("kt + " .. x, sb, ss) end
 @   return "(ptrdiff_t)" .. x .. " * " .. ss
 @ end
-@ -- A statement asking for one kv head's rows of page `pg` (a C expression: the page's index in the pool) in L2, for
-@ -- each of `rows` (K, V, or both row by row): `base` the head's rows in page 0, strides `sb` page and `ss` row;
-@ -- `sbase`, `ssb`, `sss` its scales. After a jump to a page elsewhere the hardware prefetchers start over.
-@ local function prefetch_page(ind, pg, rows)
-@   local lines, scales = {}, {}
-@   for _, x in ipairs(rows) do
-@     lines[#lines + 1] = isa.prefetch_l2(x.base .. " + " .. pg .. " * " .. x.sb .. " + r * " .. x.ss .. " + c")
-@     if x.sbase then scales[#scales + 1] = isa.prefetch_l2(x.sbase .. " + " .. pg .. " * " .. x.ssb .. " + r * " .. x.sss) end
-@   end
+@ -- A statement asking for one kv head's rows of page `pg` (a C expression: the page's index in the pool) in L2: `x`
+@ -- (head_rows) has the head's rows in page 0, strides sb (page) and ss (row), and its scales' (sbase, ssb, sss).
+@ local function prefetch_page(ind, pg, x)
 $(ind)for (int r = 0; r < $(I(paged)); ++r) {
-$(ind)  for (int c = 0; c < $(D); c += 64 / (int)sizeof(*$(rows[1].base))) $(#lines > 1 and "{ " .. table.concat(lines, " ") .. " }" or lines[1])
-@   if #scales > 0 then
-$(ind)  $(table.concat(scales, " "))
+$(ind)  for (int c = 0; c < $(D); c += 64 / (int)sizeof(*$(x.base))) $(isa.prefetch_l2(x.base .. " + " .. pg .. " * " .. x.sb .. " + r * " .. x.ss .. " + c"))
+@   if x.sbase then
+$(ind)  $(isa.prefetch_l2(x.sbase .. " + " .. pg .. " * " .. x.ssb .. " + r * " .. x.sss))
 @   end
 $(ind)}
 @ end
@@ -60,8 +54,38 @@ $(ind)}
 $(ind)if (contig && kt + nk < kend)
 $(ind)  for (int pi = (kt + nk) >> $(I(PS)), pe = ((kt + 2 * nk < kend ? kt + 2 * nk : kend) - 1) >> $(I(PS)); pi <= pe; ++pi) {
 $(ind)    const ptrdiff_t pg = pages[pi];
-@   prefetch_page(ind .. "    ", "pg", { rows })
+@   prefetch_page(ind .. "    ", "pg", rows)
 $(ind)  }
+@ end
+@ -- Decode on token-major rows of several heads (contiguous or paged) reads a tile as a stream of steps: each kv
+@ -- head's K rows (Q·Kᵀ, head after head), then each head's V rows (P·V). A head's part of a token row is a few lines
+@ -- of a row 2-16 KiB long, and the hardware prefetchers do not follow rows a token apart (nor a jump to a page
+@ -- elsewhere): the step `step` (a C expression, 0 .. 2 nh - 1) asks for rows j0 .. j0 + nj - 1 of the step `ahead`
+@ -- steps on (the next tile's after this tile's last) in L2, so that plan.stream_prefetch bytes stay in flight.
+@ local function prefetch_stream(ind, step, j0, nj)
+@   if not plan.stream_prefetch then return end
+$(ind)if (!contig) {
+$(ind)  const int s = $(step) + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+$(ind)  const int j1 = kend - tk < $(j0) + $(nj) ? kend - tk : $(j0) + $(nj); /* rows past the sequence's end: none */
+$(ind)  if ($(j0) < j1) {
+@   -- the step's rows from a base and strides (row; page, on a paged cache, whose base is the head's rows in page 0)
+$(ind)    const $(kv.ctype) *rb = hv ? $(kv.v_ptr) + $(paged and "" or "b * a->v_stride.batch + ")h * a->v_stride.head$(paged and "" or " + (ptrdiff_t)tk * vs")
+$(ind)                         : $(kv.k_ptr) + $(paged and "" or "b * a->k_stride.batch + ")h * a->k_stride.head$(paged and "" or " + (ptrdiff_t)tk * ks");
+$(ind)    const ptrdiff_t rs = hv ? vs : ks$(paged and ", rp = hv ? a->v_stride.batch : a->k_stride.batch" or "");
+@   if kv.scaled then
+$(ind)    const float *sb = hv ? a->v_scale + $(paged and "" or "b * a->v_scale_stride.batch + ")h * a->v_scale_stride.head$(paged and "" or " + (ptrdiff_t)tk * a->v_scale_stride.seq")
+$(ind)                     : a->k_scale + $(paged and "" or "b * a->k_scale_stride.batch + ")h * a->k_scale_stride.head$(paged and "" or " + (ptrdiff_t)tk * a->k_scale_stride.seq");
+$(ind)    const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq$(paged and ", sp = hv ? a->v_scale_stride.batch : a->k_scale_stride.batch" or "");
+@   end
+$(ind)    for (int j = $(j0); j < j1; ++j) {
+$(ind)      const $(kv.ctype) *r = rb + $(paged and page_row("tk + j", "rp", "rs") or "j * rs");
+$(ind)      for (int c = 0; c < $(D); c += 64 / (int)sizeof(*r)) $(isa.prefetch_l2("r + c"))
+@   if kv.scaled then
+$(ind)      $(isa.prefetch_l2("sb + " .. (paged and page_row("tk + j", "sp", "ss") or "j * ss")))
+@   end
+$(ind)    }
+$(ind)  }
+$(ind)}
 @ end
 @ -- Decode's row blocks of `block` rows over a kv head's `rows`: `name` while whole blocks fit, then the edge block of
 @ -- the remainder (a specialized kernel has the one-query step's edge: other remainders, steps of 2-8 queries, run a
@@ -493,11 +517,13 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
    * tiles of $(I(NK)), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == $(D) && vs == $(D);
   const int nk = contig ? $(I(plan.keys_contig)) : $(I(NK));
+@   if plan.stream_prefetch then
+  /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
+   * head's rows of a tile */
+  const int ahead = 1 + ($(I(plan.stream_prefetch)) - 1) / (nk * $(D) * (int)sizeof(*$(kv.k_ptr)));
+@   end
 @   if paged then
   const int32_t *restrict pages = a->pages.block_table + (ptrdiff_t)b * a->pages.max_pages; /* this sequence's pages */
-@     if plan.page_prefetch then
-  int prefetched = -1; /* the page last asked for */
-@     end
 @   end
 @   tile = "nk"
 @ end
@@ -520,24 +546,6 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-@ end
-@ if paged and plan.page_prefetch then
-    /* token-major pages: entering a page, the next page's rows of this item's heads (and their scales) into L2, as
-     * the hardware prefetchers start over after each jump to a page elsewhere (head-major pages: per head, below) */
-    if (!contig && (kt >> $(I(PS))) + 1 != prefetched && ((kt >> $(I(PS))) + 1) * $(I(paged)) < kend) {
-      prefetched = (kt >> $(I(PS))) + 1;
-      const ptrdiff_t pg = pages[prefetched];
-      for (int hh = 0; hh < nh; ++hh) {
-        const $(kv.ctype) *kh = $(kv.k_ptr) + (it->kvh0 + hh) * a->k_stride.head;
-        const $(kv.ctype) *vh = $(kv.v_ptr) + (it->kvh0 + hh) * a->v_stride.head;
-@   if kv.scaled then
-        const float *ksh = a->k_scale + (it->kvh0 + hh) * a->k_scale_stride.head;
-        const float *vsh = a->v_scale + (it->kvh0 + hh) * a->v_scale_stride.head;
-@   end
-@   prefetch_page("        ", "pg", { head_rows("kh", "a->k_stride.batch", "ks", "ksh", "a->k_scale_stride.batch", "a->k_scale_stride.seq"),
-@                                      head_rows("vh", "a->v_stride.batch", "vs", "vsh", "a->v_scale_stride.batch", "a->v_scale_stride.seq") })
-      }
-    }
 @ end
 @ if decode then
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
@@ -568,6 +576,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[$(I(plan.lanes.kb))];
           for (int j = 0; j < $(I(plan.lanes.kb)); ++j) krow[j] = kh + koff[j];
+@   prefetch_stream("          ", "hh", "j0", I(plan.lanes.kb))
           for (int r0 = 0; r0 < rows; r0 += $(I(W)))
             $(mk.qk_lanes.name)(qt + r0 * $(I(kern.D)), krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -607,6 +616,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
           const $(kv.ctype) *kh = kbase + hh * a->k_stride.head;
           const $(kv.ctype) *krow[$(I(plan.kb))];
           for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kh + koff[j];
+@   prefetch_stream("          ", "hh", "j0", I(plan.kb))
 @   if kv.scaled then
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[$(I(plan.kb))];
@@ -634,6 +644,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
       const float *vshead = a->v_scale + (it->kvh0 + hh) * a->v_scale_stride.head;
 @     end
 @     prefetch_next_tile("      ", head_rows("vhead", "a->v_stride.batch", "vs", "vshead", "a->v_scale_stride.batch", "a->v_scale_stride.seq"))
+@     prefetch_stream("      ", "nh + hh", "0", "nk")
       for (int j0 = 0, jn; j0 < n; j0 += jn) {
         const int at = kt + j0;
         jn = $(I(paged)) - (at & $(I(paged - 1)));
@@ -651,6 +662,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @   if kv.scaled then
       const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
 @   end
+@   prefetch_stream("      ", "nh + hh", "0", "nk")
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
 @   pv_blocks("      ", nil, "n")
 @   end

@@ -11,7 +11,12 @@ DOWNSTREAM_A64_CC  ?= aarch64-linux-gnu-gcc
 DOWNSTREAM_MAKE     = $(MAKE) --no-print-directory -C $(DOWNSTREAM_DIR) ATTNGEN_ROOT=$(CURDIR)
 
 .PHONY: test-downstream test-downstream-gcc test-downstream-clang test-downstream-aarch64 test-downstream-cmake
-test-downstream: test-downstream-gcc test-downstream-clang test-downstream-aarch64 test-downstream-cmake test-downstream-paged
+# the five builds are independent (each its own build directory): TEST_JOBS (make test's) of them at a time, each
+# one's output printed whole when it ends
+DOWNSTREAM_JOBS    ?= $(or $(TEST_JOBS),1)
+test-downstream:
+	@$(MAKE) --no-print-directory -j$(DOWNSTREAM_JOBS) --output-sync=target test-downstream-gcc test-downstream-clang \
+	  test-downstream-aarch64 test-downstream-cmake test-downstream-paged
 	@echo "test-downstream: gcc, clang, aarch64 (qemu) and cmake builds, and the paged-cache example, all passed"
 
 test-downstream-gcc:

@@ -20,6 +20,10 @@ return {
   -- is short (< 2 KiB, e.g. kv2/d64): 1.31x over 32 at h14/kv2/d64, where a tile of 32 keys holds 16 KiB each of K and V
   decode = { split = { max = 8, min_keys = 512, align = 256, below_batch = 8 }, keys_long_rows = 8, long_row_bytes = 2048,
     contig_pv_vectors = 8, -- P·V on rows contiguous per head: at most 8 vectors of a V row per pass (gen/plan.lua)
+    -- token-major rows of several heads: each step asks for the rows this many bytes on in L2 (gen/plan.lua).
+    -- h32/kv8/d128 at kv_len 16384, Zen 4, interleaved runs: f16 7.7 -> 4.7 ms, int8 5.6 -> 4.8, fp32 8.0 -> 7.5;
+    -- 32-192 KiB measured alike, every other line or fewer 1.2-2x slower, tiles of 16-64 keys slower still
+    stream_prefetch = 65536,
     keys = 128, -- also the tile on rows contiguous per head (keys_contiguous, gen/isa/avx2.lua): 256 measured the same
     -- a kv head with at least min_rows rows filling whole vectors (a step of several queries: a shared prefix's pass,
     -- speculative decoding) computes Q·Kᵀ with its rows in the lanes, K elements broadcast (prefill's form), kb keys

@@ -1599,6 +1599,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_window_sinks_decode__a
    * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 64 && vs == 64;
   const int nk = contig ? 128 : 8;
+  /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
+   * head's rows of a tile */
+  const int ahead = 1 + (65536 - 1) / (nk * 64 * (int)sizeof(*a->k));
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -1621,6 +1624,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_window_sinks_decode__a
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           for (int r0 = 0; r0 < rows; r0 += 16)
             attngen_qk_d64_16x8_q16_t512__avx512(qt + r0 * 64, krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -1649,6 +1665,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_window_sinks_decode__a
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d64_2x8_t512__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -1696,6 +1725,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_window_sinks_decode__a
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      if (!contig) {
+        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+        if (0 < j1) {
+          const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                               : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          const ptrdiff_t rs = hv ? vs : ks;
+          for (int j = 0; j < j1; ++j) {
+            const float *r = rb + j * rs;
+            for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+          }
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       int r0 = 0;
       for (; r0 + 4 <= rows; r0 += 4)
@@ -1857,6 +1899,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_padding_window_sinks_d
    * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 64 && vs == 64;
   const int nk = contig ? 128 : 8;
+  /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
+   * head's rows of a tile */
+  const int ahead = 1 + (65536 - 1) / (nk * 64 * (int)sizeof(*a->k));
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -1879,6 +1924,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_padding_window_sinks_d
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           for (int r0 = 0; r0 < rows; r0 += 16)
             attngen_qk_d64_16x8_q16_t512__avx512(qt + r0 * 64, krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -1907,6 +1965,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_padding_window_sinks_d
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d64_2x8_t512__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -1954,6 +2025,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_padding_window_sinks_d
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      if (!contig) {
+        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+        if (0 < j1) {
+          const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                               : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          const ptrdiff_t rs = hv ? vs : ks;
+          for (int j = 0; j < j1; ++j) {
+            const float *r = rb + j * rs;
+            for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+          }
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       int r0 = 0;
       for (; r0 + 4 <= rows; r0 += 4)
@@ -2504,6 +2588,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_sinks_decode__avx512(c
    * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 64 && vs == 64;
   const int nk = contig ? 128 : 8;
+  /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
+   * head's rows of a tile */
+  const int ahead = 1 + (65536 - 1) / (nk * 64 * (int)sizeof(*a->k));
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -2525,6 +2612,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_sinks_decode__avx512(c
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           for (int r0 = 0; r0 < rows; r0 += 16)
             attngen_qk_d64_16x8_q16_t512__avx512(qt + r0 * 64, krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -2553,6 +2653,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_sinks_decode__avx512(c
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d64_2x8_t512__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -2594,6 +2707,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_sinks_decode__avx512(c
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      if (!contig) {
+        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+        if (0 < j1) {
+          const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                               : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          const ptrdiff_t rs = hv ? vs : ks;
+          for (int j = 0; j < j1; ++j) {
+            const float *r = rb + j * rs;
+            for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+          }
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       int r0 = 0;
       for (; r0 + 4 <= rows; r0 += 4)
@@ -2746,6 +2872,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_padding_sinks_decode__
    * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 64 && vs == 64;
   const int nk = contig ? 128 : 8;
+  /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
+   * head's rows of a tile */
+  const int ahead = 1 + (65536 - 1) / (nk * 64 * (int)sizeof(*a->k));
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -2767,6 +2896,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_padding_sinks_decode__
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           for (int r0 = 0; r0 < rows; r0 += 16)
             attngen_qk_d64_16x8_q16_t512__avx512(qt + r0 * 64, krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -2795,6 +2937,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_padding_sinks_decode__
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d64_2x8_t512__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -2836,6 +2991,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_padding_sinks_decode__
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      if (!contig) {
+        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+        if (0 < j1) {
+          const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                               : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          const ptrdiff_t rs = hv ? vs : ks;
+          for (int j = 0; j < j1; ++j) {
+            const float *r = rb + j * rs;
+            for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+          }
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       int r0 = 0;
       for (; r0 + 4 <= rows; r0 += 4)
@@ -4303,6 +4471,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_window_sinks_decode__avx
    * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 64 && vs == 64;
   const int nk = contig ? 128 : 8;
+  /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
+   * head's rows of a tile */
+  const int ahead = 1 + (65536 - 1) / (nk * 64 * (int)sizeof(*a->k));
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -4325,6 +4496,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_window_sinks_decode__avx
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           for (int r0 = 0; r0 < rows; r0 += 8)
             attngen_qk_d64_8x8_q8_t512__avx2(qt + r0 * 64, krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -4353,6 +4537,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_window_sinks_decode__avx
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d64_2x4_t512__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -4400,6 +4597,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_window_sinks_decode__avx
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      if (!contig) {
+        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+        if (0 < j1) {
+          const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                               : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          const ptrdiff_t rs = hv ? vs : ks;
+          for (int j = 0; j < j1; ++j) {
+            const float *r = rb + j * rs;
+            for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+          }
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
         int r0 = 0;
@@ -4567,6 +4777,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_padding_window_sinks_dec
    * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 64 && vs == 64;
   const int nk = contig ? 128 : 8;
+  /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
+   * head's rows of a tile */
+  const int ahead = 1 + (65536 - 1) / (nk * 64 * (int)sizeof(*a->k));
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -4589,6 +4802,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_padding_window_sinks_dec
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           for (int r0 = 0; r0 < rows; r0 += 8)
             attngen_qk_d64_8x8_q8_t512__avx2(qt + r0 * 64, krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -4617,6 +4843,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_padding_window_sinks_dec
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d64_2x4_t512__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -4664,6 +4903,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_padding_window_sinks_dec
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      if (!contig) {
+        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+        if (0 < j1) {
+          const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                               : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          const ptrdiff_t rs = hv ? vs : ks;
+          for (int j = 0; j < j1; ++j) {
+            const float *r = rb + j * rs;
+            for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+          }
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
         int r0 = 0;
@@ -5220,6 +5472,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_sinks_decode__avx2(const
    * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 64 && vs == 64;
   const int nk = contig ? 128 : 8;
+  /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
+   * head's rows of a tile */
+  const int ahead = 1 + (65536 - 1) / (nk * 64 * (int)sizeof(*a->k));
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -5241,6 +5496,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_sinks_decode__avx2(const
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           for (int r0 = 0; r0 < rows; r0 += 8)
             attngen_qk_d64_8x8_q8_t512__avx2(qt + r0 * 64, krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -5269,6 +5537,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_sinks_decode__avx2(const
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d64_2x4_t512__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -5310,6 +5591,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_sinks_decode__avx2(const
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      if (!contig) {
+        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+        if (0 < j1) {
+          const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                               : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          const ptrdiff_t rs = hv ? vs : ks;
+          for (int j = 0; j < j1; ++j) {
+            const float *r = rb + j * rs;
+            for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+          }
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
         int r0 = 0;
@@ -5468,6 +5762,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_padding_sinks_decode__av
    * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 64 && vs == 64;
   const int nk = contig ? 128 : 8;
+  /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
+   * head's rows of a tile */
+  const int ahead = 1 + (65536 - 1) / (nk * 64 * (int)sizeof(*a->k));
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -5489,6 +5786,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_padding_sinks_decode__av
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           for (int r0 = 0; r0 < rows; r0 += 8)
             attngen_qk_d64_8x8_q8_t512__avx2(qt + r0 * 64, krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -5517,6 +5827,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_padding_sinks_decode__av
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d64_2x4_t512__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -5558,6 +5881,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_padding_sinks_decode__av
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      if (!contig) {
+        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+        if (0 < j1) {
+          const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                               : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          const ptrdiff_t rs = hv ? vs : ks;
+          for (int j = 0; j < j1; ++j) {
+            const float *r = rb + j * rs;
+            for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+          }
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
         int r0 = 0;

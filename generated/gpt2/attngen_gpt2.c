@@ -1373,6 +1373,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_decode__avx512(const 
    * tiles of 16, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 64 && vs == 64;
   const int nk = contig ? 128 : 16;
+  /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
+   * head's rows of a tile */
+  const int ahead = 1 + (65536 - 1) / (nk * 64 * (int)sizeof(*a->k));
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -1394,6 +1397,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_decode__avx512(const 
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           for (int r0 = 0; r0 < rows; r0 += 16)
             attngen_qk_d64_16x8_q16_t96__avx512(qt + r0 * 64, krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -1422,6 +1438,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_decode__avx512(const 
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           int r0 = 0;
           for (; r0 + 1 <= rows; r0 += 1)
             attngen_qkdot_d64_1x8_t96__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -1463,6 +1492,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_decode__avx512(const 
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      if (!contig) {
+        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+        if (0 < j1) {
+          const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                               : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          const ptrdiff_t rs = hv ? vs : ks;
+          for (int j = 0; j < j1; ++j) {
+            const float *r = rb + j * rs;
+            for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+          }
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       int r0 = 0;
       for (; r0 + 1 <= rows; r0 += 1)
@@ -1582,6 +1624,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_padding_decode__avx51
    * tiles of 16, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 64 && vs == 64;
   const int nk = contig ? 128 : 16;
+  /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
+   * head's rows of a tile */
+  const int ahead = 1 + (65536 - 1) / (nk * 64 * (int)sizeof(*a->k));
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -1603,6 +1648,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_padding_decode__avx51
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           for (int r0 = 0; r0 < rows; r0 += 16)
             attngen_qk_d64_16x8_q16_t96__avx512(qt + r0 * 64, krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -1631,6 +1689,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_padding_decode__avx51
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           int r0 = 0;
           for (; r0 + 1 <= rows; r0 += 1)
             attngen_qkdot_d64_1x8_t96__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -1672,6 +1743,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_padding_decode__avx51
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      if (!contig) {
+        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+        if (0 < j1) {
+          const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                               : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          const ptrdiff_t rs = hv ? vs : ks;
+          for (int j = 0; j < j1; ++j) {
+            const float *r = rb + j * rs;
+            for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+          }
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       int r0 = 0;
       for (; r0 + 1 <= rows; r0 += 1)
@@ -2909,6 +2993,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attn
    * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 64 && vs == 64;
   const int nk = contig ? 128 : 8;
+  /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
+   * head's rows of a tile */
+  const int ahead = 1 + (65536 - 1) / (nk * 64 * (int)sizeof(*a->k));
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -2930,6 +3017,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attn
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           for (int r0 = 0; r0 < rows; r0 += 8)
             attngen_qk_d64_8x8_q8_t96__avx2(qt + r0 * 64, krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -2958,6 +3058,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attn
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           int r0 = 0;
           for (; r0 + 1 <= rows; r0 += 1)
             attngen_qkdot_d64_1x8_t96__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -2999,6 +3112,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attn
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      if (!contig) {
+        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+        if (0 < j1) {
+          const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                               : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          const ptrdiff_t rs = hv ? vs : ks;
+          for (int j = 0; j < j1; ++j) {
+            const float *r = rb + j * rs;
+            for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+          }
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       int r0 = 0;
       for (; r0 + 1 <= rows; r0 += 1)
@@ -3118,6 +3244,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(co
    * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 64 && vs == 64;
   const int nk = contig ? 128 : 8;
+  /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
+   * head's rows of a tile */
+  const int ahead = 1 + (65536 - 1) / (nk * 64 * (int)sizeof(*a->k));
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -3139,6 +3268,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(co
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           for (int r0 = 0; r0 < rows; r0 += 8)
             attngen_qk_d64_8x8_q8_t96__avx2(qt + r0 * 64, krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -3167,6 +3309,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(co
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           int r0 = 0;
           for (; r0 + 1 <= rows; r0 += 1)
             attngen_qkdot_d64_1x8_t96__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -3208,6 +3363,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(co
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      if (!contig) {
+        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+        if (0 < j1) {
+          const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                               : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          const ptrdiff_t rs = hv ? vs : ks;
+          for (int j = 0; j < j1; ++j) {
+            const float *r = rb + j * rs;
+            for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+          }
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       int r0 = 0;
       for (; r0 + 1 <= rows; r0 += 1)

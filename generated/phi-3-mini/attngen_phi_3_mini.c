@@ -1298,6 +1298,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv32_d96_causal_window_decode__avx512
    * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 96 && vs == 96;
   const int nk = contig ? 128 : 8;
+  /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
+   * head's rows of a tile */
+  const int ahead = 1 + (65536 - 1) / (nk * 96 * (int)sizeof(*a->k));
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -1320,6 +1323,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv32_d96_causal_window_decode__avx512
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 96; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           for (int r0 = 0; r0 < rows; r0 += 16)
             attngen_qk_d96_16x8_q16_t256__avx512(qt + r0 * 96, krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -1348,6 +1364,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv32_d96_causal_window_decode__avx512
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 96; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           int r0 = 0;
           for (; r0 + 1 <= rows; r0 += 1)
             attngen_qkdot_d96_1x8_t256__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -1395,6 +1424,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv32_d96_causal_window_decode__avx512
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      if (!contig) {
+        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+        if (0 < j1) {
+          const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                               : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          const ptrdiff_t rs = hv ? vs : ks;
+          for (int j = 0; j < j1; ++j) {
+            const float *r = rb + j * rs;
+            for (int c = 0; c < 96; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+          }
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       int r0 = 0;
       for (; r0 + 1 <= rows; r0 += 1)
@@ -2589,6 +2631,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_window_decode__avx2(con
    * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 96 && vs == 96;
   const int nk = contig ? 128 : 8;
+  /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
+   * head's rows of a tile */
+  const int ahead = 1 + (65536 - 1) / (nk * 96 * (int)sizeof(*a->k));
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -2611,6 +2656,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_window_decode__avx2(con
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 96; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           for (int r0 = 0; r0 < rows; r0 += 8)
             attngen_qk_d96_8x8_q8_t256__avx2(qt + r0 * 96, krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -2639,6 +2697,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_window_decode__avx2(con
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 96; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           int r0 = 0;
           for (; r0 + 1 <= rows; r0 += 1)
             attngen_qkdot_d96_1x8_t256__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -2686,6 +2757,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_window_decode__avx2(con
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      if (!contig) {
+        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+        if (0 < j1) {
+          const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                               : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          const ptrdiff_t rs = hv ? vs : ks;
+          for (int j = 0; j < j1; ++j) {
+            const float *r = rb + j * rs;
+            for (int c = 0; c < 96; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+          }
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       int r0 = 0;
       for (; r0 + 1 <= rows; r0 += 1)

@@ -1919,6 +1919,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_decode__avx512(const 
    * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 128 && vs == 128;
   const int nk = contig ? 128 : 8;
+  /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
+   * head's rows of a tile */
+  const int ahead = 1 + (65536 - 1) / (nk * 128 * (int)sizeof(*a->k));
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -1940,6 +1943,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_decode__avx512(const 
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           for (int r0 = 0; r0 < rows; r0 += 16)
             attngen_qk_d128_16x8_q16_t224__avx512(qt + r0 * 128, krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -1973,6 +1989,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_decode__avx512(const 
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d128_2x8_t224__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -2019,6 +2048,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_decode__avx512(const 
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      if (!contig) {
+        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+        if (0 < j1) {
+          const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                               : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          const ptrdiff_t rs = hv ? vs : ks;
+          for (int j = 0; j < j1; ++j) {
+            const float *r = rb + j * rs;
+            for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+          }
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
         int r0 = 0;
@@ -2173,6 +2215,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_padding_decode__avx51
    * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 128 && vs == 128;
   const int nk = contig ? 128 : 8;
+  /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
+   * head's rows of a tile */
+  const int ahead = 1 + (65536 - 1) / (nk * 128 * (int)sizeof(*a->k));
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -2194,6 +2239,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_padding_decode__avx51
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           for (int r0 = 0; r0 < rows; r0 += 16)
             attngen_qk_d128_16x8_q16_t224__avx512(qt + r0 * 128, krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -2227,6 +2285,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_padding_decode__avx51
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d128_2x8_t224__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -2273,6 +2344,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_padding_decode__avx51
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      if (!contig) {
+        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+        if (0 < j1) {
+          const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                               : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          const ptrdiff_t rs = hv ? vs : ks;
+          for (int j = 0; j < j1; ++j) {
+            const float *r = rb + j * rs;
+            for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+          }
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
         int r0 = 0;
@@ -4159,6 +4243,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_decode__avx2(const attn
    * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 128 && vs == 128;
   const int nk = contig ? 128 : 8;
+  /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
+   * head's rows of a tile */
+  const int ahead = 1 + (65536 - 1) / (nk * 128 * (int)sizeof(*a->k));
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -4180,6 +4267,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_decode__avx2(const attn
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           for (int r0 = 0; r0 < rows; r0 += 8)
             attngen_qk_d128_8x8_q8_t224__avx2(qt + r0 * 128, krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -4213,6 +4313,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_decode__avx2(const attn
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d128_2x4_t224__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -4259,6 +4372,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_decode__avx2(const attn
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      if (!contig) {
+        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+        if (0 < j1) {
+          const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                               : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          const ptrdiff_t rs = hv ? vs : ks;
+          for (int j = 0; j < j1; ++j) {
+            const float *r = rb + j * rs;
+            for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+          }
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
         int r0 = 0;
@@ -4413,6 +4539,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_decode__avx2(co
    * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 128 && vs == 128;
   const int nk = contig ? 128 : 8;
+  /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
+   * head's rows of a tile */
+  const int ahead = 1 + (65536 - 1) / (nk * 128 * (int)sizeof(*a->k));
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -4434,6 +4563,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_decode__avx2(co
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           for (int r0 = 0; r0 < rows; r0 += 8)
             attngen_qk_d128_8x8_q8_t224__avx2(qt + r0 * 128, krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -4467,6 +4609,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_decode__avx2(co
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d128_2x4_t224__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -4513,6 +4668,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_decode__avx2(co
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      if (!contig) {
+        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+        if (0 < j1) {
+          const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                               : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          const ptrdiff_t rs = hv ? vs : ks;
+          for (int j = 0; j < j1; ++j) {
+            const float *r = rb + j * rs;
+            for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+          }
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
         int r0 = 0;

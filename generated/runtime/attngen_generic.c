@@ -2126,6 +2126,9 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode__avx512(const attngen_kern
    * tiles of ((kvh * d) >= 512 ? 8 : 128), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
   const int nk = contig ? 128 : ((kvh * d) >= 512 ? 8 : 128);
+  /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
+   * head's rows of a tile */
+  const int ahead = 1 + (65536 - 1) / (nk * d * (int)sizeof(*a->k));
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -2167,6 +2170,19 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode__avx512(const attngen_kern
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s128__avx512(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -2224,6 +2240,19 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode__avx512(const attngen_kern
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      if (!contig) {
+        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+        if (0 < j1) {
+          const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                               : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          const ptrdiff_t rs = hv ? vs : ks;
+          for (int j = 0; j < j1; ++j) {
+            const float *r = rb + j * rs;
+            for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+          }
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       int r0 = 0;
       for (; r0 + 2 <= rows; r0 += 2)
@@ -2413,6 +2442,9 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_f16__avx512(const attngen_
    * tiles of ((kvh * d) >= 1024 ? 8 : 128), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
   const int nk = contig ? 128 : ((kvh * d) >= 1024 ? 8 : 128);
+  /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
+   * head's rows of a tile */
+  const int ahead = 1 + (65536 - 1) / (nk * d * (int)sizeof(*(const uint16_t *)a->k_f16));
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -2454,6 +2486,19 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_f16__avx512(const attngen_
           const uint16_t *kh = kbase + hh * a->k_stride.head;
           const uint16_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const uint16_t *rb = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : (const uint16_t *)a->k_f16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const uint16_t *r = rb + j * rs;
+                for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s128_f16__avx512(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -2511,6 +2556,19 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_f16__avx512(const attngen_
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const uint16_t *vbase = (const uint16_t *)a->v_f16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      if (!contig) {
+        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+        if (0 < j1) {
+          const uint16_t *rb = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                               : (const uint16_t *)a->k_f16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          const ptrdiff_t rs = hv ? vs : ks;
+          for (int j = 0; j < j1; ++j) {
+            const uint16_t *r = rb + j * rs;
+            for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+          }
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       int r0 = 0;
       for (; r0 + 2 <= rows; r0 += 2)
@@ -2700,6 +2758,9 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_bf16__avx512(const attngen
    * tiles of ((kvh * d) >= 1024 ? 8 : 128), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
   const int nk = contig ? 128 : ((kvh * d) >= 1024 ? 8 : 128);
+  /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
+   * head's rows of a tile */
+  const int ahead = 1 + (65536 - 1) / (nk * d * (int)sizeof(*(const uint16_t *)a->k_bf16));
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -2741,6 +2802,19 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_bf16__avx512(const attngen
           const uint16_t *kh = kbase + hh * a->k_stride.head;
           const uint16_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const uint16_t *rb = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const uint16_t *r = rb + j * rs;
+                for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s128_bf16__avx512(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -2798,6 +2872,19 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_bf16__avx512(const attngen
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const uint16_t *vbase = (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      if (!contig) {
+        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+        if (0 < j1) {
+          const uint16_t *rb = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                               : (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          const ptrdiff_t rs = hv ? vs : ks;
+          for (int j = 0; j < j1; ++j) {
+            const uint16_t *r = rb + j * rs;
+            for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+          }
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       int r0 = 0;
       for (; r0 + 2 <= rows; r0 += 2)
@@ -2987,6 +3074,9 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8__avx512(const attngen
    * tiles of ((kvh * d) >= 2048 ? 8 : 128), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
   const int nk = contig ? 128 : ((kvh * d) >= 2048 ? 8 : 128);
+  /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
+   * head's rows of a tile */
+  const int ahead = 1 + (65536 - 1) / (nk * d * (int)sizeof(*(const int8_t *)a->k_i8));
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -3035,6 +3125,23 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8__avx512(const attngen
           const int8_t *kh = kbase + hh * a->k_stride.head;
           const int8_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
+                               : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
+              const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
+              for (int j = j0; j < j1; ++j) {
+                const int8_t *r = rb + j * rs;
+                for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+              }
+            }
+          }
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
           for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
@@ -3096,6 +3203,23 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8__avx512(const attngen
       float *restrict ot = state + hh * state_floats + q_floats;
       const int8_t *vbase = (const int8_t *)a->v_i8 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
+      if (!contig) {
+        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+        if (0 < j1) {
+          const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                               : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          const ptrdiff_t rs = hv ? vs : ks;
+          const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
+                           : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
+          const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
+          for (int j = 0; j < j1; ++j) {
+            const int8_t *r = rb + j * rs;
+            for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+            _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+          }
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       int r0 = 0;
       for (; r0 + 2 <= rows; r0 += 2)
@@ -3285,6 +3409,9 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g64__avx512(const att
    * tiles of ((kvh * d) >= 2048 ? 8 : 128), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
   const int nk = contig ? 128 : ((kvh * d) >= 2048 ? 8 : 128);
+  /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
+   * head's rows of a tile */
+  const int ahead = 1 + (65536 - 1) / (nk * d * (int)sizeof(*(const int8_t *)a->k_i8));
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -3333,6 +3460,23 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g64__avx512(const att
           const int8_t *kh = kbase + hh * a->k_stride.head;
           const int8_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
+                               : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
+              const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
+              for (int j = j0; j < j1; ++j) {
+                const int8_t *r = rb + j * rs;
+                for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+              }
+            }
+          }
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
           for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
@@ -3394,6 +3538,23 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g64__avx512(const att
       float *restrict ot = state + hh * state_floats + q_floats;
       const int8_t *vbase = (const int8_t *)a->v_i8 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
+      if (!contig) {
+        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+        if (0 < j1) {
+          const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                               : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          const ptrdiff_t rs = hv ? vs : ks;
+          const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
+                           : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
+          const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
+          for (int j = 0; j < j1; ++j) {
+            const int8_t *r = rb + j * rs;
+            for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+            _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+          }
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       int r0 = 0;
       for (; r0 + 2 <= rows; r0 += 2)
@@ -3583,6 +3744,9 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g32__avx512(const att
    * tiles of ((kvh * d) >= 2048 ? 8 : 128), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
   const int nk = contig ? 128 : ((kvh * d) >= 2048 ? 8 : 128);
+  /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
+   * head's rows of a tile */
+  const int ahead = 1 + (65536 - 1) / (nk * d * (int)sizeof(*(const int8_t *)a->k_i8));
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -3631,6 +3795,23 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g32__avx512(const att
           const int8_t *kh = kbase + hh * a->k_stride.head;
           const int8_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
+                               : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
+              const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
+              for (int j = j0; j < j1; ++j) {
+                const int8_t *r = rb + j * rs;
+                for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+              }
+            }
+          }
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
           for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
@@ -3692,6 +3873,23 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g32__avx512(const att
       float *restrict ot = state + hh * state_floats + q_floats;
       const int8_t *vbase = (const int8_t *)a->v_i8 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
+      if (!contig) {
+        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+        if (0 < j1) {
+          const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                               : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          const ptrdiff_t rs = hv ? vs : ks;
+          const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
+                           : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
+          const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
+          for (int j = 0; j < j1; ++j) {
+            const int8_t *r = rb + j * rs;
+            for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+            _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+          }
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       int r0 = 0;
       for (; r0 + 2 <= rows; r0 += 2)
@@ -5764,6 +5962,9 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
    * tiles of ((kvh * d) >= 512 ? 8 : 32), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
   const int nk = contig ? 128 : ((kvh * d) >= 512 ? 8 : 32);
+  /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
+   * head's rows of a tile */
+  const int ahead = 1 + (65536 - 1) / (nk * d * (int)sizeof(*a->k));
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -5805,6 +6006,19 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s128__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -5862,6 +6076,19 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      if (!contig) {
+        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+        if (0 < j1) {
+          const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                               : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          const ptrdiff_t rs = hv ? vs : ks;
+          for (int j = 0; j < j1; ++j) {
+            const float *r = rb + j * rs;
+            for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+          }
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       int r0 = 0;
       for (; r0 + 2 <= rows; r0 += 2)
@@ -6051,6 +6278,9 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_generic_decode_f16__avx2(const attngen
    * tiles of ((kvh * d) >= 1024 ? 8 : 32), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
   const int nk = contig ? 128 : ((kvh * d) >= 1024 ? 8 : 32);
+  /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
+   * head's rows of a tile */
+  const int ahead = 1 + (65536 - 1) / (nk * d * (int)sizeof(*(const uint16_t *)a->k_f16));
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -6092,6 +6322,19 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_generic_decode_f16__avx2(const attngen
           const uint16_t *kh = kbase + hh * a->k_stride.head;
           const uint16_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const uint16_t *rb = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : (const uint16_t *)a->k_f16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const uint16_t *r = rb + j * rs;
+                for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s128_f16__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -6149,6 +6392,19 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_generic_decode_f16__avx2(const attngen
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const uint16_t *vbase = (const uint16_t *)a->v_f16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      if (!contig) {
+        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+        if (0 < j1) {
+          const uint16_t *rb = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                               : (const uint16_t *)a->k_f16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          const ptrdiff_t rs = hv ? vs : ks;
+          for (int j = 0; j < j1; ++j) {
+            const uint16_t *r = rb + j * rs;
+            for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+          }
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       int r0 = 0;
       for (; r0 + 2 <= rows; r0 += 2)
@@ -6338,6 +6594,9 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_bf16__avx2(const attngen_ker
    * tiles of ((kvh * d) >= 1024 ? 8 : 32), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
   const int nk = contig ? 128 : ((kvh * d) >= 1024 ? 8 : 32);
+  /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
+   * head's rows of a tile */
+  const int ahead = 1 + (65536 - 1) / (nk * d * (int)sizeof(*(const uint16_t *)a->k_bf16));
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -6379,6 +6638,19 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_bf16__avx2(const attngen_ker
           const uint16_t *kh = kbase + hh * a->k_stride.head;
           const uint16_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const uint16_t *rb = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const uint16_t *r = rb + j * rs;
+                for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s128_bf16__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -6436,6 +6708,19 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_bf16__avx2(const attngen_ker
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const uint16_t *vbase = (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      if (!contig) {
+        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+        if (0 < j1) {
+          const uint16_t *rb = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                               : (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          const ptrdiff_t rs = hv ? vs : ks;
+          for (int j = 0; j < j1; ++j) {
+            const uint16_t *r = rb + j * rs;
+            for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+          }
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       int r0 = 0;
       for (; r0 + 2 <= rows; r0 += 2)
@@ -6625,6 +6910,9 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8__avx2(const attngen_ker
    * tiles of ((kvh * d) >= 2048 ? 8 : 32), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
   const int nk = contig ? 128 : ((kvh * d) >= 2048 ? 8 : 32);
+  /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
+   * head's rows of a tile */
+  const int ahead = 1 + (65536 - 1) / (nk * d * (int)sizeof(*(const int8_t *)a->k_i8));
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -6673,6 +6961,23 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8__avx2(const attngen_ker
           const int8_t *kh = kbase + hh * a->k_stride.head;
           const int8_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
+                               : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
+              const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
+              for (int j = j0; j < j1; ++j) {
+                const int8_t *r = rb + j * rs;
+                for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+              }
+            }
+          }
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
           for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
@@ -6734,6 +7039,23 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8__avx2(const attngen_ker
       float *restrict ot = state + hh * state_floats + q_floats;
       const int8_t *vbase = (const int8_t *)a->v_i8 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
+      if (!contig) {
+        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+        if (0 < j1) {
+          const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                               : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          const ptrdiff_t rs = hv ? vs : ks;
+          const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
+                           : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
+          const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
+          for (int j = 0; j < j1; ++j) {
+            const int8_t *r = rb + j * rs;
+            for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+            _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+          }
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       int r0 = 0;
       for (; r0 + 2 <= rows; r0 += 2)
@@ -6923,6 +7245,9 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g64__avx2(const attngen
    * tiles of ((kvh * d) >= 2048 ? 8 : 32), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
   const int nk = contig ? 128 : ((kvh * d) >= 2048 ? 8 : 32);
+  /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
+   * head's rows of a tile */
+  const int ahead = 1 + (65536 - 1) / (nk * d * (int)sizeof(*(const int8_t *)a->k_i8));
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -6971,6 +7296,23 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g64__avx2(const attngen
           const int8_t *kh = kbase + hh * a->k_stride.head;
           const int8_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
+                               : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
+              const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
+              for (int j = j0; j < j1; ++j) {
+                const int8_t *r = rb + j * rs;
+                for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+              }
+            }
+          }
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
           for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
@@ -7032,6 +7374,23 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g64__avx2(const attngen
       float *restrict ot = state + hh * state_floats + q_floats;
       const int8_t *vbase = (const int8_t *)a->v_i8 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
+      if (!contig) {
+        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+        if (0 < j1) {
+          const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                               : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          const ptrdiff_t rs = hv ? vs : ks;
+          const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
+                           : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
+          const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
+          for (int j = 0; j < j1; ++j) {
+            const int8_t *r = rb + j * rs;
+            for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+            _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+          }
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       int r0 = 0;
       for (; r0 + 2 <= rows; r0 += 2)
@@ -7221,6 +7580,9 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g32__avx2(const attngen
    * tiles of ((kvh * d) >= 2048 ? 8 : 32), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
   const int nk = contig ? 128 : ((kvh * d) >= 2048 ? 8 : 32);
+  /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
+   * head's rows of a tile */
+  const int ahead = 1 + (65536 - 1) / (nk * d * (int)sizeof(*(const int8_t *)a->k_i8));
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -7269,6 +7631,23 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g32__avx2(const attngen
           const int8_t *kh = kbase + hh * a->k_stride.head;
           const int8_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
+                               : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
+              const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
+              for (int j = j0; j < j1; ++j) {
+                const int8_t *r = rb + j * rs;
+                for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+              }
+            }
+          }
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
           for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
@@ -7330,6 +7709,23 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g32__avx2(const attngen
       float *restrict ot = state + hh * state_floats + q_floats;
       const int8_t *vbase = (const int8_t *)a->v_i8 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
+      if (!contig) {
+        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+        if (0 < j1) {
+          const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                               : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          const ptrdiff_t rs = hv ? vs : ks;
+          const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
+                           : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
+          const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
+          for (int j = 0; j < j1; ++j) {
+            const int8_t *r = rb + j * rs;
+            for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+            _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+          }
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       int r0 = 0;
       for (; r0 + 2 <= rows; r0 += 2)
