@@ -59,7 +59,9 @@ LUA=${LUA:-lua5.4}
 for c in cmake pkg-config readelf gcc clang "$CC"; do
   command -v "$c" >/dev/null 2>&1 || fail "$c not found (make deps-test installs cmake and pkg-config)"
 done
-mk() { "$MAKE" --no-print-directory -C "$repo" "$@"; }
+# the builds below compile with every CPU (each step's output is checked after it)
+jobs=$(nproc 2>/dev/null || echo 2)
+mk() { "$MAKE" --no-print-directory -j"$jobs" -C "$repo" "$@"; }
 
 # ---- 1. staged install and uninstall
 stage=$tmp/stage
@@ -161,7 +163,7 @@ write_config "$proj/install-test.lua"
 quietly cmake -S "$proj" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
   -DATTNGEN_TEST_VERSION="$major_minor"
 grep -q "attngen $version from $prefix/lib/cmake/attngen" "$log" || { cat "$log" >&2; fail "CMake did not use the attngen just installed"; }
-quietly cmake --build "$build"
+quietly cmake --build "$build" -j "$jobs"
 grep -q "attngen: generating attngen_install_test" "$log" || { cat "$log" >&2; fail "the CMake build did not run the generator"; }
 [ -f "$build/attngen/install_model/attngen_install_test.c" ] || fail "CMake: no generated attngen_install_test.c"
 say "CMake: find_package(attngen $major_minor) + attngen_generate(install_model CONFIG install-test.lua) built:"
@@ -172,7 +174,7 @@ say "CMake: the same kernels linked to attngen::runtime_shared ($soname, found t
 run_checks "$build/attn_cmake_shared" "CMake (shared runtime)"
 sleep 1
 touch "$proj/install-test.lua"
-quietly cmake --build "$build"
+quietly cmake --build "$build" -j "$jobs"
 grep -q "attngen: generating attngen_install_test" "$log" || { cat "$log" >&2; fail "editing the config did not regenerate"; }
 "$build/attn_cmake" >/dev/null 2>&1 || fail "CMake program after regeneration"
 say "CMake: touching the config regenerates and rebuilds"

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* Criterion suite over the shared case list (cases.c): one parameterized test whose parameters are groups of
- * consecutive cases of the same kernel (one process per kernel: a process per case would cost more than the
- * cases themselves); groups run in parallel (criterion --jobs N; default: all CPUs). Every case of a group
- * runs, each with its own cr_expect.
+ * consecutive cases, each a kernel's, or several kernels' of one table until the group holds GROUP_MIN_CASES (one
+ * process per group: each process builds the case list again, about as long as 30 cases take); groups run in
+ * parallel (criterion --jobs N; default: all CPUs). Every case of a group runs, each with its own cr_expect.
  *
  * A failing case reports its index and description (kernel name, lengths, mask, layout) and the reason
  * (max error with its position, the wrong status, ...). Environment:
  *   ATTNGEN_TEST_FILTER=substr   only the cases whose description contains substr
+ *   ATTNGEN_TEST_SAMPLE=n        every n-th case of each kernel (its first included): every kernel still runs, in
+ *                                1/n of the time (make test runs the clang build so: the gcc build runs them all)
  * After the run, the maximum error over all numeric cases is printed (children append their results to
  * a temporary file that the POST_ALL hook reads). */
 #define _POSIX_C_SOURCE 200809L
@@ -31,6 +33,8 @@ typedef struct {
 static case_group *g_groups;
 static int g_ngroups;
 
+enum { GROUP_MIN_CASES = 32 };
+
 static int same_kernel(const test_case *a, const test_case *b) {
   return a->kind == b->kind && a->table == b->table && a->kernel_index == b->kernel_index && a->isa == b->isa &&
          a->shape.heads == b->shape.heads && a->shape.kv_heads == b->shape.kv_heads &&
@@ -49,14 +53,26 @@ static void ensure_cases(void) {
     case_name(&g_cases[i], name, sizeof name);
     if (!filter || !filter[0] || strstr(name, filter)) g_sel[g_nsel++] = i;
   }
+  const char *sample_env = getenv("ATTNGEN_TEST_SAMPLE");
+  const int sample = sample_env && atoi(sample_env) > 1 ? atoi(sample_env) : 1;
   g_groups = malloc(sizeof(case_group) * (size_t)(g_nsel + 1));
   g_ngroups = 0;
-  for (int s = 0; s < g_nsel; s++) {
-    if (g_ngroups > 0 && same_kernel(&g_cases[g_sel[s]], &g_cases[g_sel[g_groups[g_ngroups - 1].begin]]))
-      g_groups[g_ngroups - 1].end = s + 1;
+  int kept = 0;
+  for (int s = 0, pos = 0; s < g_nsel; s++, pos++) {
+    const test_case *c = &g_cases[g_sel[s]];
+    const int same = s > 0 && same_kernel(c, &g_cases[g_sel[s - 1]]);
+    if (!same) pos = 0;
+    if (pos % sample) continue; /* the kernel's other cases: left to the full run */
+    g_sel[kept] = g_sel[s];
+    const case_group *last = g_ngroups > 0 ? &g_groups[g_ngroups - 1] : NULL;
+    const test_case *first = last ? &g_cases[g_sel[last->begin]] : NULL;
+    if (last && (same_kernel(c, first) || (c->table == first->table && last->end - last->begin < GROUP_MIN_CASES)))
+      g_groups[g_ngroups - 1].end = kept + 1;
     else
-      g_groups[g_ngroups++] = (case_group){s, s + 1};
+      g_groups[g_ngroups++] = (case_group){kept, kept + 1};
+    kept++;
   }
+  g_nsel = kept;
 }
 
 #define ERRLOG_ENV "ATTNGEN_TEST_ERRLOG"

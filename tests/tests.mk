@@ -3,13 +3,14 @@
 # RUNTIME_SRC); the defaults below let it also run alone:  make -f tests/tests.mk test-native
 #
 #   make test-native   generate tests/configs/*.lua, build the Criterion suite with gcc and with clang
-#                      (-O2 -Wall -Wextra -Werror, no ISA flags) and run both
+#                      (-O2 -Wall -Wextra -Werror, no ISA flags) and run both (clang: every third case of
+#                      each kernel, TEST_CLANG_SAMPLE)
 #   make test-neon     cross-build tests/run_cases.c for aarch64 (static) and run it under qemu-aarch64
 #                      on the reduced case subset (NEON + scalar + generic kernels)
 #   make test-cases    the same runner natively, full case list (no Criterion)
 #
 # Knobs: TEST_JOBS (parallel cases, default: CPUs), TEST_CRITERION_FLAGS, TEST_RUN_FLAGS (e.g. -v),
-#        ATTNGEN_TEST_FILTER=substring (Criterion) / TEST_FILTER=substring (run_cases).
+#        ATTNGEN_TEST_FILTER=substring (Criterion) / TEST_FILTER=substring (run_cases), TEST_CLANG_SAMPLE.
 
 LUA         ?= lua5.4
 BUILD       ?= build
@@ -112,11 +113,14 @@ TEST_BINARIES = $(BUILD)/tests/gcc/test_kernels $(BUILD)/tests/clang/test_kernel
 test-binaries:
 	@$(MAKE) --no-print-directory -j$(TEST_JOBS) $(TEST_BINARIES)
 
-# both builds always run; the target fails if either failed
+# both builds always run; the target fails if either failed. The clang build runs every kernel on every
+# TEST_CLANG_SAMPLE-th of its cases (1: all); the gcc build runs them all.
+TEST_CLANG_SAMPLE ?= 3
 test-native: $(BUILD)/tests/gcc/test_kernels $(BUILD)/tests/clang/test_kernels
 	@st=0; \
 	echo "== Criterion suite, gcc build =="; $(BUILD)/tests/gcc/test_kernels $(TEST_CRITERION_FLAGS) || st=1; \
-	echo "== Criterion suite, clang build =="; $(BUILD)/tests/clang/test_kernels $(TEST_CRITERION_FLAGS) || st=1; \
+	echo "== Criterion suite, clang build (every $(TEST_CLANG_SAMPLE)th case of each kernel) =="; \
+	ATTNGEN_TEST_SAMPLE=$(TEST_CLANG_SAMPLE) $(BUILD)/tests/clang/test_kernels $(TEST_CRITERION_FLAGS) || st=1; \
 	exit $$st
 
 test-cases: $(BUILD)/tests/gcc/run_cases
