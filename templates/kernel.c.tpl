@@ -68,13 +68,18 @@ $(ind)if (!contig) {
 $(ind)  const int s = $(step) + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
 $(ind)  const int j1 = kend - tk < $(j0) + $(nj) ? kend - tk : $(j0) + $(nj); /* rows past the sequence's end: none */
 $(ind)  if ($(j0) < j1) {
-@   -- the step's rows from a base and strides (row; page, on a paged cache, whose base is the head's rows in page 0)
-$(ind)    const $(kv.ctype) *rb = hv ? $(kv.v_ptr) + $(paged and "" or "b * a->v_stride.batch + ")h * a->v_stride.head$(paged and "" or " + (ptrdiff_t)tk * vs")
-$(ind)                         : $(kv.k_ptr) + $(paged and "" or "b * a->k_stride.batch + ")h * a->k_stride.head$(paged and "" or " + (ptrdiff_t)tk * ks");
+@   -- one head's rows (or their scales) of the step's tile: `ptr` the pool, `st` its strides, `row` its row stride;
+@   -- on a paged cache the head's rows in page 0 (each row is then found through the block table)
+@   local function step_rows(ptr, st, row)
+@     if paged then return ptr .. " + h * " .. st .. ".head" end
+@     return ptr .. " + b * " .. st .. ".batch + h * " .. st .. ".head + (ptrdiff_t)tk * " .. row
+@   end
+$(ind)    const $(kv.ctype) *rb = hv ? $(step_rows(kv.v_ptr, "a->v_stride", "vs"))
+$(ind)                         : $(step_rows(kv.k_ptr, "a->k_stride", "ks"));
 $(ind)    const ptrdiff_t rs = hv ? vs : ks$(paged and ", rp = hv ? a->v_stride.batch : a->k_stride.batch" or "");
 @   if kv.scaled then
-$(ind)    const float *sb = hv ? a->v_scale + $(paged and "" or "b * a->v_scale_stride.batch + ")h * a->v_scale_stride.head$(paged and "" or " + (ptrdiff_t)tk * a->v_scale_stride.seq")
-$(ind)                     : a->k_scale + $(paged and "" or "b * a->k_scale_stride.batch + ")h * a->k_scale_stride.head$(paged and "" or " + (ptrdiff_t)tk * a->k_scale_stride.seq");
+$(ind)    const float *sb = hv ? $(step_rows("a->v_scale", "a->v_scale_stride", "a->v_scale_stride.seq"))
+$(ind)                     : $(step_rows("a->k_scale", "a->k_scale_stride", "a->k_scale_stride.seq"));
 $(ind)    const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq$(paged and ", sp = hv ? a->v_scale_stride.batch : a->k_scale_stride.batch" or "");
 @   end
 $(ind)    for (int j = $(j0); j < j1; ++j) {
@@ -636,6 +641,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
+@   prefetch_stream("      ", "nh + hh", "0", "nk")
 @   if paged then
       /* paged: the tile's V rows page run by page run, each a P·V call over its keys; the rescale applies once
        * (alpha 1 after the first run), so the sums are those of one call over the whole tile, bit for bit */
@@ -644,7 +650,6 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
       const float *vshead = a->v_scale + (it->kvh0 + hh) * a->v_scale_stride.head;
 @     end
 @     prefetch_next_tile("      ", head_rows("vhead", "a->v_stride.batch", "vs", "vshead", "a->v_scale_stride.batch", "a->v_scale_stride.seq"))
-@     prefetch_stream("      ", "nh + hh", "0", "nk")
       for (int j0 = 0, jn; j0 < n; j0 += jn) {
         const int at = kt + j0;
         jn = $(I(paged)) - (at & $(I(paged - 1)));
@@ -662,7 +667,6 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @   if kv.scaled then
       const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
 @   end
-@   prefetch_stream("      ", "nh + hh", "0", "nk")
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
 @   pv_blocks("      ", nil, "n")
 @   end

@@ -58,12 +58,13 @@ static void ensure_cases(void) {
   g_groups = malloc(sizeof(case_group) * (size_t)(g_nsel + 1));
   g_ngroups = 0;
   int kept = 0;
-  for (int s = 0, pos = 0; s < g_nsel; s++, pos++) {
-    const test_case *c = &g_cases[g_sel[s]];
-    const int same = s > 0 && same_kernel(c, &g_cases[g_sel[s - 1]]);
-    if (!same) pos = 0;
+  for (int s = 0, pos = 0, prev = -1; s < g_nsel; s++, pos++) {
+    const int idx = g_sel[s];
+    const test_case *c = &g_cases[idx];
+    if (prev < 0 || !same_kernel(c, &g_cases[prev])) pos = 0; /* the kernel's first case */
+    prev = idx;
     if (pos % sample) continue; /* the kernel's other cases: left to the full run */
-    g_sel[kept] = g_sel[s];
+    g_sel[kept] = idx;
     const case_group *last = g_ngroups > 0 ? &g_groups[g_ngroups - 1] : NULL;
     const test_case *first = last ? &g_cases[g_sel[last->begin]] : NULL;
     if (last && (same_kernel(c, first) || (c->table == first->table && last->end - last->begin < GROUP_MIN_CASES)))
