@@ -53,10 +53,12 @@ function M.words(isa, dtype, D)
   end
   -- the scale of the row whose scales start at `sp`, when one scale serves the whole row
   function w.row_scale_of(sp) return scale_at(sp, 0) end
-  -- one float, scaled: element `i` (a C expression) of row pointer `p`, column `c` (for the scale)
+  -- one float, scaled: element `i` (a C expression) of row pointer `p`, column `c` (for the scale); with one scale
+  -- per row and no `sp`, the bare value (the caller applied the row's scale to the other factor)
   function w.elem(p, i, c, sp)
     local x = to_float[field](string.format("%s[%s]", p, E.I(i)))
-    if w.scaled then x = string.format("%s * %s", x, scale_at(sp, c)) end
+    assert(sp or not w.scaled or w.row_scale, "a scale per group needs the row's scales")
+    if w.scaled and sp then x = string.format("%s * %s", x, scale_at(sp, c)) end
     return x
   end
   return w

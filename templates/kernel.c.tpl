@@ -65,7 +65,8 @@ $(ind)  }
 @ local function prefetch_stream(ind, step, j0, nj)
 @   if not plan.stream_prefetch then return end
 $(ind)if (!contig) {
-$(ind)  const int s = $(step) + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+$(ind)  const int s = $(step) + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+$(ind)  const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
 $(ind)  const int j1 = kend - tk < $(j0) + $(nj) ? kend - tk : $(j0) + $(nj); /* rows past the sequence's end: none */
 $(ind)  if ($(j0) < j1) {
 @   -- one head's rows (or their scales) of the step's tile: `ptr` the pool, `st` its strides, `row` its row stride;
@@ -524,8 +525,9 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
   const int nk = contig ? $(I(plan.keys_contig)) : $(I(NK));
 @   if plan.stream_prefetch then
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + ($(I(plan.stream_prefetch)) - 1) / (nk * $(D) * (int)sizeof(*$(kv.k_ptr)));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
 @   end
 @   if paged then
   const int32_t *restrict pages = a->pages.block_table + (ptrdiff_t)b * a->pages.max_pages; /* this sequence's pages */

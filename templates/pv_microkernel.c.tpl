@@ -12,15 +12,22 @@
 @ -- one column block: LIVE rows x nv vectors of accumulators, one source line per row
 @ local function pv_block(c0, nv)
   {
-@   -- each row's rescale is broadcast where it is used: eight held at once made gcc spill NEON's 8x12 block
 @   for r = 0, LIVE - 1 do
 @     local os = {}
-@     for v = 0, nv - 1 do os[#os + 1] = string.format("o%d_%d = %s", r, v, isa.mul(isa.load(add("o", mul(r, "os"), c0, v * W)), isa.bcast(add("alpha", r)))) end
+@     for v = 0, nv - 1 do os[#os + 1] = string.format("o%d_%d = %s", r, v, isa.load(add("o", mul(r, "os"), c0, v * W))) end
     $(V) $(table.concat(os, ", "));
 @   end
+    if (rescale) {
+@   -- each row's rescale is broadcast where it is used: eight held at once made gcc spill NEON's 8x12 block
+@   for r = 0, LIVE - 1 do
+@     local ms = {}
+@     for v = 0, nv - 1 do ms[#ms + 1] = string.format("o%d_%d = %s;", r, v, isa.mul("o" .. I(r) .. "_" .. I(v), "a")) end
+      { const $(V) a = $(isa.bcast(add("alpha", r))); $(table.concat(ms, " ")) }
+@   end
+    }
     for (int j = 0; j < n; ++j) {
       const $(kv.ctype) *restrict vj = v + j * vs;
-@   if kv.scaled then
+@   if kv.scaled and not kv.row_scale then
       const float *restrict vsj = vsc + j * vss;
 @   end
       const float *restrict pj = pt + $(mul("j", PKS));
@@ -37,9 +44,7 @@
 @   for r = 0, LIVE - 1 do
 @     local fm = {}
 @     for vv = 0, nv - 1 do fm[#fm + 1] = string.format("o%d_%d = %s;", r, vv, isa.fma("o" .. I(r) .. "_" .. I(vv), "p", "v" .. I(vv))) end
-@     -- one scale per V row: it multiplies the coefficient (the vectors are the bare integers)
-@     local p = kv.row_scale and isa.set1("pj[" .. mul(r, PRS) .. "] * " .. kv.row_scale_of("vsj")) or isa.bcast(add("pj", mul(r, PRS)))
-      { const $(V) p = $(p); $(table.concat(fm, " ")) }
+      { const $(V) p = $(isa.bcast(add("pj", mul(r, PRS)))); $(table.concat(fm, " ")) }
 @   end
     }
 @   for r = 0, LIVE - 1 do
@@ -50,13 +55,29 @@
   }
 @ end
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for $(I(LIVE))$(LIVE < PR and (" (of a block of " .. I(PR) .. ")") or "") rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * $(I(PKS)) + r * $(I(PRS))].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * $(I(PKS)) + r * $(I(PRS))].
  * Column blocks of $(I(PVV * W)) floats keep $(I(LIVE * PVV)) accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE $(attr)void $(mk.pv_name)(const float *restrict pt$(PKS == "qs" and ", ptrdiff_t qs" or ""), const float *restrict alpha,
+static ATTNGEN_NOINLINE $(attr)void $(mk.pv_name)($(kv.row_scale and "" or "const ")float *restrict pt$(PKS == "qs" and ", ptrdiff_t qs" or ""), const float *restrict alpha,
     int n, const $(kv.ctype) *restrict v, ptrdiff_t vs$(kv.scaled and ", const float *restrict vsc, ptrdiff_t vss" or ""), float *restrict o, ptrdiff_t os$(mk.D and "" or ", int d"))
 {
 @ if LIVE == 1 then
   (void)os; /* one row per block */
+@ end
+@ -- column blocks (a tail narrower than a vector has none: its loop rescales as it goes)
+@ if not (mk.D and mk.unroll) or mk.D >= W then
+@   local ones = {}
+@   for r = 0, LIVE - 1 do ones[#ones + 1] = "alpha[" .. I(r) .. "] != 1.0f" end
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = $(table.concat(ones, " || "));
+@ end
+@ if kv.row_scale then
+  /* one scale per V row (the vectors are the bare integers): each coefficient times its row's scale, once for
+   * every column block, in place (this call is the last to read these rows of P) */
+  for (int j = 0; j < n; ++j) {
+    const float sj = $(kv.row_scale_of("(vsc + j * vss)"));
+    for (int r = 0; r < $(I(LIVE)); ++r) pt[$(add(mul("j", PKS), mul("r", PRS)))] *= sj;
+  }
 @ end
 @ if mk.D and mk.unroll then
 @   local c = 0
@@ -72,7 +93,7 @@ static ATTNGEN_NOINLINE $(attr)void $(mk.pv_name)(const float *restrict pt$(PKS 
   for (int r = 0; r < $(I(LIVE)); ++r)
     for (int c = $(I(c)); c < $(I(mk.D)); ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[$(add(mul("j", PKS), mul("r", PRS)))] * $(kv.elem("v", "j * vs + c", "c", "(vsc + j * vss)"));
+      for (int j = 0; j < n; ++j) acc += pt[$(add(mul("j", PKS), mul("r", PRS)))] * $(kv.elem("v", "j * vs + c", "c", not kv.row_scale and "(vsc + j * vss)" or nil));
       o[r * os + c] = acc;
     }
 @   end
@@ -87,7 +108,7 @@ static ATTNGEN_NOINLINE $(attr)void $(mk.pv_name)(const float *restrict pt$(PKS 
   for (int r = 0; r < $(I(LIVE)); ++r)
     for (int c = c0; c < $(DV); ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[$(add(mul("j", PKS), mul("r", PRS)))] * $(kv.elem("v", "j * vs + c", "c", "(vsc + j * vss)"));
+      for (int j = 0; j < n; ++j) acc += pt[$(add(mul("j", PKS), mul("r", PRS)))] * $(kv.elem("v", "j * vs + c", "c", not kv.row_scale and "(vsc + j * vss)" or nil));
       o[r * os + c] = acc;
     }
 @ end

@@ -14,7 +14,6 @@ return {
   kv_dtype = { "f32", "f16", "bf16", "int8", "int8_g32" },
   rope     = { style = "half", theta = 1000000, rotary_dim = 64 },
   tuned = { -- configs/qwen2-5-0-5b.lua's
-    avx512 = { decode = { rb = 2, kb = 2, pr = 4, pvv = 4, keys = 512 } },
     avx2 = { decode = { rb = 4, kb = 2, pr = 1, pvv = 8, keys = 8 } },
   },
 }

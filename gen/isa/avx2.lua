@@ -39,17 +39,16 @@ return {
     -- tile and head, callgrind)
     -- (P·V 4 rows x 3 vectors for 4+ rows: 12 accumulators, 7 loads per 12 FMAs instead of 6 per 8; 1.04-1.06x in
     -- cache and 1.00-1.04x beyond it for groups 4, 7 and 8, interleaved)
-    -- (groups of 4-6: one row x 8 keys, every key of an 8-key tile in flight at once: beyond the cache 1.05-1.06x
-    -- at h32/kv8/d128 and 1.13-1.15x at h32/kv8/d64 over 2 x 4; for groups 7 and 8 it was 0.99-1.03x beyond the
-    -- cache and 0.88x in it, interleaved A/B)
     -- (groups 1-2 too, since S holds every kv head's rows side by side: MHA h12/d64 has 12 rows, 2 vectors, where
     -- the row form paid a horizontal max, a horizontal sum and a libm expf per head and tile. In cache (kv_len
     -- 512-2048), interleaved with an A/A copy: h12/kv12/d64 1.08-1.11x, h16/kv8/d64 1.12-1.16x, h32/kv32/d128
     -- 1.03-1.05x; beyond the cache 1.00-1.02x, the memory's pace)
     by_group = { { min_g = 7, rb = 2, kb = 4, pr = 4, pvv = 3, columns = true },
-                 -- int8: as AVX-512's (gen/isa/avx512.lua), 4 rows x one key, 8-key tiles: h32/kv8/d128 at kv_len
-                 -- 16384, token-major, interleaved A/B: 7.0-7.2 ms against 10.6-10.8
-                 { min_g = 4, rb = 1, kb = 8, pr = 4, pvv = 3, columns = true, by_dtype = { i8 = { rb = 4, kb = 1, keys = 8 } } },
+                 -- groups of 4-6: all 4 rows x 2 keys, each K vector loaded and converted once for 4 FMAs; int8 in
+                 -- 8-key tiles (its 1 KiB token rows are under long_row_bytes). h32/kv8/d128 at kv_len 16384,
+                 -- token-major, Zen 4, in one process: fp32 7.1 against 8.1-8.3 ms (1 x 8), f16 4.6 against 4.6-4.7,
+                 -- int8 5.2 against 5.4 (4 x 1)
+                 { min_g = 4, rb = 4, kb = 2, pr = 4, pvv = 3, columns = true, by_dtype = { i8 = { keys = 8 } } },
                  { min_g = 2, rb = 2, kb = 4, pr = 2, pvv = 4, columns = true },   -- 8 + 8 ymm accumulators
                  -- MHA: one row, 8 keys in flight; on rows contiguous per head one key per block (kb_contiguous,
                  -- gen/plan.lua): h32/d128 head-major, kv_len 16384, 17.5-18.5 GB/s against 16.0-16.3 with 8

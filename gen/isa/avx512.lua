@@ -13,12 +13,12 @@ return {
   -- prefill: Q·Kᵀ 32 query rows (2 vectors) x 8 keys = 16 accumulators, P·V 8 rows x 32 columns = 16; the rest
   -- as AVX2 (V tile in L1, 32 head_dim steps per Q·Kᵀ loop iteration)
   prefill = { rv = 2, kb = 8, rows = 96, keys = 64, v_tile_bytes = 32768, pr = 8, pvv = 2, unroll = 32 },
-  -- decode: AVX2's cut and rules (gen/isa/avx2.lua has the measurements), with blocks and tiles that
-  -- `attngen --tune --isa avx512` preferred on Zen 4 (K/V from memory, kv_len 4096, 1 thread):
-  -- 2 rows x 8 keys for groups of 4+ (16 accumulators): 1.09x over AVX2's 1 x 8 at h32/kv8/d128, 1.07x over
-  -- 2 x 4 at h64/kv8/d128; P·V 4 rows x 48 columns for groups of 4-6 (1.02x); 128 keys per tile when a token's K row
-  -- is short (< 2 KiB, e.g. kv2/d64): 1.31x over 32 at h14/kv2/d64, where a tile of 32 keys holds 16 KiB each of K and V
-  decode = { split = { max = 8, min_keys = 512, align = 256, below_batch = 8 }, keys_long_rows = 8, long_row_bytes = 2048,
+  -- decode: AVX2's cut and rules (gen/isa/avx2.lua has the measurements), with the blocks below; P·V 4 rows x 48
+  -- columns for groups of 4-6 (`attngen --tune --isa avx512` on Zen 4: 1.02x over 4 x 64)
+  -- keys_long_rows from rows of 128 bytes (AVX2: 2 KiB): with the stream prefetch, 8-key tiles beat 128-key ones on
+  -- short token rows too. h14/kv2/d64 (rows of 128-512 B) at kv_len 65536, Zen 4, in one process: f32 4.2 against
+  -- 7.4 ms, f16 3.8 against 4.8, int8 4.3 against 4.5; int8 h32/kv8/d128 (1 KiB rows) 4.2 against 5.9
+  decode = { split = { max = 8, min_keys = 512, align = 256, below_batch = 8 }, keys_long_rows = 8, long_row_bytes = 128,
     contig_pv_vectors = 8, -- P·V on rows contiguous per head: at most 8 vectors of a V row per pass (gen/plan.lua)
     -- token-major rows of several heads: each step asks for the rows this many bytes on in L2 (gen/plan.lua).
     -- h32/kv8/d128 at kv_len 16384, Zen 4, interleaved runs: f16 7.7 -> 4.7 ms, int8 5.6 -> 4.8, fp32 8.0 -> 7.5;
@@ -29,16 +29,15 @@ return {
     -- speculative decoding) computes Q·Kᵀ with its rows in the lanes, K elements broadcast (prefill's form), kb keys
     -- per block: no horizontal sums (gen/plan.lua)
     rows_in_lanes = { kb = 8, min_rows = 16 },
-    by_group = { -- int8 on groups of 7+: the same blocking as below, h64/kv8/d128 at kv_len 16384 10.2-10.3 ms against 13.0-13.3
-                 { min_g = 7, rb = 2, kb = 8, pr = 4, pvv = 4, columns = true, by_dtype = { i8 = { rb = 4, kb = 1, keys = 8 } } },
-                 -- int8 (by_dtype.i8): all 4 rows of a group x one key per block, tiles of 8 keys, so each tile's
-                 -- token rows are read in address order (key after key, head after head): h32/kv8/d128 at kv_len
-                 -- 16384, token-major, interleaved A/B in one process, 6.0-6.7 ms against 8.2-8.9 with 2 x 8 and
-                 -- 128-key tiles (1 KiB token rows fall under long_row_bytes); f16 was 0.95x with it, fp32 0.6-0.7x
-                 -- kb_contiguous 4: h32/kv8/d128 head-major at kv_len 16384, fp32 18.2 against 16.1 GB/s with 8 (f16 12.2
-                 -- against 11.8), two runs of `make bench BENCH_FILTER=kvtype` on a quiet Zen 4
-                 { min_g = 4, rb = 2, kb = 8, pr = 4, pvv = 3, columns = true, kb_contiguous = 4,
-                   by_dtype = { i8 = { rb = 4, kb = 1, keys = 8 } } },
+    -- groups of 4+: all 4 rows of a group x 4 keys (16 accumulators), so each K vector is loaded and converted once
+    -- for 4 FMAs (2 x 8 converted every K vector twice). h32/kv8/d128 at kv_len 16384, token-major, Zen 4, in one
+    -- process: fp32 7.4 against 8.0 ms, f16 4.5 against 4.7, int8 4.2 against 4.9 (its 4 x 1 blocks); alone in L1,
+    -- Q·Kᵀ of f16 76% of the FMA peak against 64%. Group 7 (h14/kv2/d64, kv_len 65536) with 4 x 4 and P·V 4 x 64:
+    -- fp32 4.2 against 6.3 ms, f16 3.8 against 5.3, int8 4.3 against 5.0 for Qwen2.5-0.5B's earlier tuned 2 x 2
+    -- kb_contiguous 4: h32/kv8/d128 head-major at kv_len 16384, fp32 18.2 against 16.1 GB/s with 8 (f16 12.2
+    -- against 11.8), two runs of `make bench BENCH_FILTER=kvtype` on a quiet Zen 4
+    by_group = { { min_g = 7, rb = 4, kb = 4, pr = 4, pvv = 4, columns = true },
+                 { min_g = 4, rb = 4, kb = 4, pr = 4, pvv = 3, columns = true, kb_contiguous = 4 },
                  { min_g = 2, rb = 2, kb = 4, pr = 2, pvv = 4, columns = true },
                  -- kb_contiguous: keys per Q·Kᵀ block on rows contiguous per head (gen/plan.lua). MHA h32/d128 on a
                  -- head-major cache, kv_len 16384: 1 key 24 GB/s, 2 keys 18-20, 4 keys 16, 8 keys 13-15

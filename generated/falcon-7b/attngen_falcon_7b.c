@@ -504,20 +504,33 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s96__avx5
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 8 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 96 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 96 + r * 1].
  * Column blocks of 32 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_panel_8x32_s96__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f || alpha[4] != 1.0f || alpha[5] != 1.0f || alpha[6] != 1.0f || alpha[7] != 1.0f;
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 16), _mm512_set1_ps(*(alpha + 1)));
-    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 16), _mm512_set1_ps(*(alpha + 2)));
-    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 16), _mm512_set1_ps(*(alpha + 3)));
-    __m512 o4_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 4 * os), _mm512_set1_ps(*(alpha + 4))), o4_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 4 * os + 16), _mm512_set1_ps(*(alpha + 4)));
-    __m512 o5_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 5 * os), _mm512_set1_ps(*(alpha + 5))), o5_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 5 * os + 16), _mm512_set1_ps(*(alpha + 5)));
-    __m512 o6_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 6 * os), _mm512_set1_ps(*(alpha + 6))), o6_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 6 * os + 16), _mm512_set1_ps(*(alpha + 6)));
-    __m512 o7_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 7 * os), _mm512_set1_ps(*(alpha + 7))), o7_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 7 * os + 16), _mm512_set1_ps(*(alpha + 7)));
+    __m512 o0_0 = _mm512_loadu_ps(o), o0_1 = _mm512_loadu_ps(o + 16);
+    __m512 o1_0 = _mm512_loadu_ps(o + os), o1_1 = _mm512_loadu_ps(o + os + 16);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os), o2_1 = _mm512_loadu_ps(o + 2 * os + 16);
+    __m512 o3_0 = _mm512_loadu_ps(o + 3 * os), o3_1 = _mm512_loadu_ps(o + 3 * os + 16);
+    __m512 o4_0 = _mm512_loadu_ps(o + 4 * os), o4_1 = _mm512_loadu_ps(o + 4 * os + 16);
+    __m512 o5_0 = _mm512_loadu_ps(o + 5 * os), o5_1 = _mm512_loadu_ps(o + 5 * os + 16);
+    __m512 o6_0 = _mm512_loadu_ps(o + 6 * os), o6_1 = _mm512_loadu_ps(o + 6 * os + 16);
+    __m512 o7_0 = _mm512_loadu_ps(o + 7 * os), o7_1 = _mm512_loadu_ps(o + 7 * os + 16);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 3)); o3_0 = _mm512_mul_ps(o3_0, a); o3_1 = _mm512_mul_ps(o3_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 4)); o4_0 = _mm512_mul_ps(o4_0, a); o4_1 = _mm512_mul_ps(o4_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 5)); o5_0 = _mm512_mul_ps(o5_0, a); o5_1 = _mm512_mul_ps(o5_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 6)); o6_0 = _mm512_mul_ps(o6_0, a); o6_1 = _mm512_mul_ps(o6_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 7)); o7_0 = _mm512_mul_ps(o7_0, a); o7_1 = _mm512_mul_ps(o7_1, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
@@ -543,315 +556,195 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_panel_8x32_s96__av
   }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows and KB=8 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 576 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_2x8_t576__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_4x4_t576__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   const float *restrict k2 = krow[2];
   const float *restrict k3 = krow[3];
-  const float *restrict k4 = krow[4];
-  const float *restrict k5 = krow[5];
-  const float *restrict k6 = krow[6];
-  const float *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 64;
-    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps(), acc0_4 = _mm512_setzero_ps(), acc0_5 = _mm512_setzero_ps(), acc0_6 = _mm512_setzero_ps(), acc0_7 = _mm512_setzero_ps();
-    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(), acc1_4 = _mm512_setzero_ps(), acc1_5 = _mm512_setzero_ps(), acc1_6 = _mm512_setzero_ps(), acc1_7 = _mm512_setzero_ps();
-    { const __m512 qv0 = _mm512_loadu_ps(q0); const __m512 qv1 = _mm512_loadu_ps(q1);
-      { __m512 kv = _mm512_loadu_ps(k0); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_loadu_ps(k4); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_loadu_ps(k5); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_loadu_ps(k6); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_loadu_ps(k7); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 16); const __m512 qv1 = _mm512_loadu_ps(q1 + 16);
-      { __m512 kv = _mm512_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 16); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 16); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_loadu_ps(k4 + 16); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_loadu_ps(k5 + 16); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_loadu_ps(k6 + 16); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_loadu_ps(k7 + 16); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 32); const __m512 qv1 = _mm512_loadu_ps(q1 + 32);
-      { __m512 kv = _mm512_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 32); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 32); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_loadu_ps(k4 + 32); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_loadu_ps(k5 + 32); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_loadu_ps(k6 + 32); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_loadu_ps(k7 + 32); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 48); const __m512 qv1 = _mm512_loadu_ps(q1 + 48);
-      { __m512 kv = _mm512_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 48); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 48); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_loadu_ps(k4 + 48); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_loadu_ps(k5 + 48); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_loadu_ps(k6 + 48); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_loadu_ps(k7 + 48); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[576] = t4[1]; s[1152] = t4[2]; s[1728] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_4, acc0_5, acc0_6, acc0_7);
-      s[2304] = t4[0]; s[2880] = t4[1]; s[3456] = t4[2]; s[4032] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
-      s[1] = t4[0]; s[577] = t4[1]; s[1153] = t4[2]; s[1729] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_4, acc1_5, acc1_6, acc1_7);
-      s[2305] = t4[0]; s[2881] = t4[1]; s[3457] = t4[2]; s[4033] = t4[3]; }
+    const float *restrict q2 = qp + 2 * 64;
+    const float *restrict q3 = qp + 3 * 64;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
+    __m512 acc2_0 = _mm512_setzero_ps(), acc2_1 = _mm512_setzero_ps(), acc2_2 = _mm512_setzero_ps(), acc2_3 = _mm512_setzero_ps();
+    __m512 acc3_0 = _mm512_setzero_ps(), acc3_1 = _mm512_setzero_ps(), acc3_2 = _mm512_setzero_ps(), acc3_3 = _mm512_setzero_ps();
+    { const __m512 qv0 = _mm512_loadu_ps(q0); const __m512 qv1 = _mm512_loadu_ps(q1); const __m512 qv2 = _mm512_loadu_ps(q2); const __m512 qv3 = _mm512_loadu_ps(q3);
+      { __m512 kv = _mm512_loadu_ps(k0); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_loadu_ps(k2); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_loadu_ps(k3); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 16); const __m512 qv1 = _mm512_loadu_ps(q1 + 16); const __m512 qv2 = _mm512_loadu_ps(q2 + 16); const __m512 qv3 = _mm512_loadu_ps(q3 + 16);
+      { __m512 kv = _mm512_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 16); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 16); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 32); const __m512 qv1 = _mm512_loadu_ps(q1 + 32); const __m512 qv2 = _mm512_loadu_ps(q2 + 32); const __m512 qv3 = _mm512_loadu_ps(q3 + 32);
+      { __m512 kv = _mm512_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 32); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 32); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 48); const __m512 qv1 = _mm512_loadu_ps(q1 + 48); const __m512 qv2 = _mm512_loadu_ps(q2 + 48); const __m512 qv3 = _mm512_loadu_ps(q3 + 48);
+      { __m512 kv = _mm512_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 48); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 48); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    attngen_hsum4_avx512(s + 576, acc0_1, acc1_1, acc2_1, acc3_1);
+    attngen_hsum4_avx512(s + 1152, acc0_2, acc1_2, acc2_2, acc3_2);
+    attngen_hsum4_avx512(s + 1728, acc0_3, acc1_3, acc2_3, acc3_3);
   }
 }
 
-/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=8 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 3 of a block of 4 query rows and KB=4 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 576 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_1of2x8_t576__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_3of4x4_t576__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   const float *restrict k2 = krow[2];
   const float *restrict k3 = krow[3];
-  const float *restrict k4 = krow[4];
-  const float *restrict k5 = krow[5];
-  const float *restrict k6 = krow[6];
-  const float *restrict k7 = krow[7];
-  {
-    const float *restrict q0 = qp + 0;
-    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps(), acc0_4 = _mm512_setzero_ps(), acc0_5 = _mm512_setzero_ps(), acc0_6 = _mm512_setzero_ps(), acc0_7 = _mm512_setzero_ps();
-    const __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(), acc1_4 = _mm512_setzero_ps(), acc1_5 = _mm512_setzero_ps(), acc1_6 = _mm512_setzero_ps(), acc1_7 = _mm512_setzero_ps(); /* rows past the live ones: S = 0 */
-    { const __m512 qv0 = _mm512_loadu_ps(q0);
-      { const __m512 kv = _mm512_loadu_ps(k0); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m512 kv = _mm512_loadu_ps(k1); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m512 kv = _mm512_loadu_ps(k2); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m512 kv = _mm512_loadu_ps(k3); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m512 kv = _mm512_loadu_ps(k4); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m512 kv = _mm512_loadu_ps(k5); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m512 kv = _mm512_loadu_ps(k6); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m512 kv = _mm512_loadu_ps(k7); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 16);
-      { const __m512 kv = _mm512_loadu_ps(k0 + 16); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 16); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 16); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 16); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 16); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 16); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 16); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 16); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 32);
-      { const __m512 kv = _mm512_loadu_ps(k0 + 32); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 32); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 32); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 32); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 32); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 32); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 32); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 32); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 48);
-      { const __m512 kv = _mm512_loadu_ps(k0 + 48); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 48); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 48); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 48); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 48); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 48); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 48); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 48); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); } }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[576] = t4[1]; s[1152] = t4[2]; s[1728] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_4, acc0_5, acc0_6, acc0_7);
-      s[2304] = t4[0]; s[2880] = t4[1]; s[3456] = t4[2]; s[4032] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
-      s[1] = t4[0]; s[577] = t4[1]; s[1153] = t4[2]; s[1729] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_4, acc1_5, acc1_6, acc1_7);
-      s[2305] = t4[0]; s[2881] = t4[1]; s[3457] = t4[2]; s[4033] = t4[3]; }
-  }
-}
-
-/* S[r][j] = Q_r · K_j for 2 query rows and KB=8 keys, key after key (each K row read whole): vector dot products along head_dim, then one
- * horizontal sum each, stored transposed (S[r][j] at s[j * 576 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
- * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_2x8_t576_rowwise__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
-{
-  const float *restrict k0 = krow[0];
-  const float *restrict k1 = krow[1];
-  const float *restrict k2 = krow[2];
-  const float *restrict k3 = krow[3];
-  const float *restrict k4 = krow[4];
-  const float *restrict k5 = krow[5];
-  const float *restrict k6 = krow[6];
-  const float *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 64;
-    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps(), acc0_4 = _mm512_setzero_ps(), acc0_5 = _mm512_setzero_ps(), acc0_6 = _mm512_setzero_ps(), acc0_7 = _mm512_setzero_ps();
-    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(), acc1_4 = _mm512_setzero_ps(), acc1_5 = _mm512_setzero_ps(), acc1_6 = _mm512_setzero_ps(), acc1_7 = _mm512_setzero_ps();
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k0); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k1); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      acc0_1 = _mm512_add_ps(ka0, kb0); acc1_1 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k2); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      acc0_2 = _mm512_add_ps(ka0, kb0); acc1_2 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k3); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k4); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      acc0_4 = _mm512_add_ps(ka0, kb0); acc1_4 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k5); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      acc0_5 = _mm512_add_ps(ka0, kb0); acc1_5 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k6); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      acc0_6 = _mm512_add_ps(ka0, kb0); acc1_6 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k7); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      acc0_7 = _mm512_add_ps(ka0, kb0); acc1_7 = _mm512_add_ps(ka1, kb1); }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[576] = t4[1]; s[1152] = t4[2]; s[1728] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_4, acc0_5, acc0_6, acc0_7);
-      s[2304] = t4[0]; s[2880] = t4[1]; s[3456] = t4[2]; s[4032] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
-      s[1] = t4[0]; s[577] = t4[1]; s[1153] = t4[2]; s[1729] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_4, acc1_5, acc1_6, acc1_7);
-      s[2305] = t4[0]; s[2881] = t4[1]; s[3457] = t4[2]; s[4033] = t4[3]; }
+    const float *restrict q2 = qp + 2 * 64;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
+    __m512 acc2_0 = _mm512_setzero_ps(), acc2_1 = _mm512_setzero_ps(), acc2_2 = _mm512_setzero_ps(), acc2_3 = _mm512_setzero_ps();
+    const __m512 acc3_0 = _mm512_setzero_ps(), acc3_1 = _mm512_setzero_ps(), acc3_2 = _mm512_setzero_ps(), acc3_3 = _mm512_setzero_ps(); /* rows past the live ones: S = 0 */
+    { const __m512 qv0 = _mm512_loadu_ps(q0); const __m512 qv1 = _mm512_loadu_ps(q1); const __m512 qv2 = _mm512_loadu_ps(q2);
+      { __m512 kv = _mm512_loadu_ps(k0); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); }
+      { __m512 kv = _mm512_loadu_ps(k1); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); }
+      { __m512 kv = _mm512_loadu_ps(k2); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); }
+      { __m512 kv = _mm512_loadu_ps(k3); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 16); const __m512 qv1 = _mm512_loadu_ps(q1 + 16); const __m512 qv2 = _mm512_loadu_ps(q2 + 16);
+      { __m512 kv = _mm512_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 16); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 16); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 32); const __m512 qv1 = _mm512_loadu_ps(q1 + 32); const __m512 qv2 = _mm512_loadu_ps(q2 + 32);
+      { __m512 kv = _mm512_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 32); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 32); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 48); const __m512 qv1 = _mm512_loadu_ps(q1 + 48); const __m512 qv2 = _mm512_loadu_ps(q2 + 48);
+      { __m512 kv = _mm512_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 48); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 48); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); } }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    attngen_hsum4_avx512(s + 576, acc0_1, acc1_1, acc2_1, acc3_1);
+    attngen_hsum4_avx512(s + 1152, acc0_2, acc1_2, acc2_2, acc3_2);
+    attngen_hsum4_avx512(s + 1728, acc0_3, acc1_3, acc2_3, acc3_3);
   }
 }
 
-/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=8 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 576 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_1of2x8_t576_rowwise__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_4x4_t576_rowwise__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   const float *restrict k2 = krow[2];
   const float *restrict k3 = krow[3];
-  const float *restrict k4 = krow[4];
-  const float *restrict k5 = krow[5];
-  const float *restrict k6 = krow[6];
-  const float *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
-    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps(), acc0_4 = _mm512_setzero_ps(), acc0_5 = _mm512_setzero_ps(), acc0_6 = _mm512_setzero_ps(), acc0_7 = _mm512_setzero_ps();
-    const __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(), acc1_4 = _mm512_setzero_ps(), acc1_5 = _mm512_setzero_ps(), acc1_6 = _mm512_setzero_ps(), acc1_7 = _mm512_setzero_ps(); /* rows past the live ones: S = 0 */
-    { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k0); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); }
-      acc0_0 = _mm512_add_ps(ka0, kb0); }
+    const float *restrict q1 = qp + 64;
+    const float *restrict q2 = qp + 2 * 64;
+    const float *restrict q3 = qp + 3 * 64;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
+    __m512 acc2_0 = _mm512_setzero_ps(), acc2_1 = _mm512_setzero_ps(), acc2_2 = _mm512_setzero_ps(), acc2_3 = _mm512_setzero_ps();
+    __m512 acc3_0 = _mm512_setzero_ps(), acc3_1 = _mm512_setzero_ps(), acc3_2 = _mm512_setzero_ps(), acc3_3 = _mm512_setzero_ps();
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k0); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); acc2_0 = _mm512_add_ps(ka2, kb2); acc3_0 = _mm512_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k1); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); }
-      acc0_1 = _mm512_add_ps(ka0, kb0); }
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k1); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      acc0_1 = _mm512_add_ps(ka0, kb0); acc1_1 = _mm512_add_ps(ka1, kb1); acc2_1 = _mm512_add_ps(ka2, kb2); acc3_1 = _mm512_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k2); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); }
-      acc0_2 = _mm512_add_ps(ka0, kb0); }
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k2); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      acc0_2 = _mm512_add_ps(ka0, kb0); acc1_2 = _mm512_add_ps(ka1, kb1); acc2_2 = _mm512_add_ps(ka2, kb2); acc3_2 = _mm512_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k3); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); }
-      acc0_3 = _mm512_add_ps(ka0, kb0); }
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k3); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); acc2_3 = _mm512_add_ps(ka2, kb2); acc3_3 = _mm512_add_ps(ka3, kb3); }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    attngen_hsum4_avx512(s + 576, acc0_1, acc1_1, acc2_1, acc3_1);
+    attngen_hsum4_avx512(s + 1152, acc0_2, acc1_2, acc2_2, acc3_2);
+    attngen_hsum4_avx512(s + 1728, acc0_3, acc1_3, acc2_3, acc3_3);
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 3 of a block of 4 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored transposed (S[r][j] at s[j * 576 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_3of4x4_t576_rowwise__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+{
+  const float *restrict k0 = krow[0];
+  const float *restrict k1 = krow[1];
+  const float *restrict k2 = krow[2];
+  const float *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + 64;
+    const float *restrict q2 = qp + 2 * 64;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
+    __m512 acc2_0 = _mm512_setzero_ps(), acc2_1 = _mm512_setzero_ps(), acc2_2 = _mm512_setzero_ps(), acc2_3 = _mm512_setzero_ps();
+    const __m512 acc3_0 = _mm512_setzero_ps(), acc3_1 = _mm512_setzero_ps(), acc3_2 = _mm512_setzero_ps(), acc3_3 = _mm512_setzero_ps(); /* rows past the live ones: S = 0 */
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k0); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); }
+      acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); acc2_0 = _mm512_add_ps(ka2, kb2); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k4); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); }
-      acc0_4 = _mm512_add_ps(ka0, kb0); }
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k1); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); }
+      acc0_1 = _mm512_add_ps(ka0, kb0); acc1_1 = _mm512_add_ps(ka1, kb1); acc2_1 = _mm512_add_ps(ka2, kb2); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k5); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); }
-      acc0_5 = _mm512_add_ps(ka0, kb0); }
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k2); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); }
+      acc0_2 = _mm512_add_ps(ka0, kb0); acc1_2 = _mm512_add_ps(ka1, kb1); acc2_2 = _mm512_add_ps(ka2, kb2); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k6); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); }
-      acc0_6 = _mm512_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k7); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); }
-      acc0_7 = _mm512_add_ps(ka0, kb0); }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[576] = t4[1]; s[1152] = t4[2]; s[1728] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_4, acc0_5, acc0_6, acc0_7);
-      s[2304] = t4[0]; s[2880] = t4[1]; s[3456] = t4[2]; s[4032] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
-      s[1] = t4[0]; s[577] = t4[1]; s[1153] = t4[2]; s[1729] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_4, acc1_5, acc1_6, acc1_7);
-      s[2305] = t4[0]; s[2881] = t4[1]; s[3457] = t4[2]; s[4033] = t4[3]; }
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k3); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); }
+      acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); acc2_3 = _mm512_add_ps(ka2, kb2); }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    attngen_hsum4_avx512(s + 576, acc0_1, acc1_1, acc2_1, acc3_1);
+    attngen_hsum4_avx512(s + 1152, acc0_2, acc1_2, acc2_2, acc3_2);
+    attngen_hsum4_avx512(s + 1728, acc0_3, acc1_3, acc2_3, acc3_3);
   }
 }
 
@@ -1177,16 +1070,25 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_16x8_q16_t576_
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 576 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 576 + r * 1].
  * Column blocks of 64 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d64_4x64_t576__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 48), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 32), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 48), _mm512_set1_ps(*(alpha + 1)));
-    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 16), _mm512_set1_ps(*(alpha + 2))), o2_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 32), _mm512_set1_ps(*(alpha + 2))), o2_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 48), _mm512_set1_ps(*(alpha + 2)));
-    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 16), _mm512_set1_ps(*(alpha + 3))), o3_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 32), _mm512_set1_ps(*(alpha + 3))), o3_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 48), _mm512_set1_ps(*(alpha + 3)));
+    __m512 o0_0 = _mm512_loadu_ps(o), o0_1 = _mm512_loadu_ps(o + 16), o0_2 = _mm512_loadu_ps(o + 32), o0_3 = _mm512_loadu_ps(o + 48);
+    __m512 o1_0 = _mm512_loadu_ps(o + os), o1_1 = _mm512_loadu_ps(o + os + 16), o1_2 = _mm512_loadu_ps(o + os + 32), o1_3 = _mm512_loadu_ps(o + os + 48);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os), o2_1 = _mm512_loadu_ps(o + 2 * os + 16), o2_2 = _mm512_loadu_ps(o + 2 * os + 32), o2_3 = _mm512_loadu_ps(o + 2 * os + 48);
+    __m512 o3_0 = _mm512_loadu_ps(o + 3 * os), o3_1 = _mm512_loadu_ps(o + 3 * os + 16), o3_2 = _mm512_loadu_ps(o + 3 * os + 32), o3_3 = _mm512_loadu_ps(o + 3 * os + 48);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); o0_3 = _mm512_mul_ps(o0_3, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); o1_3 = _mm512_mul_ps(o1_3, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); o2_2 = _mm512_mul_ps(o2_2, a); o2_3 = _mm512_mul_ps(o2_3, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 3)); o3_0 = _mm512_mul_ps(o3_0, a); o3_1 = _mm512_mul_ps(o3_1, a); o3_2 = _mm512_mul_ps(o3_2, a); o3_3 = _mm512_mul_ps(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 576;
@@ -1205,15 +1107,23 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d64_4x64_t576__avx
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 3 (of a block of 4) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 576 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 576 + r * 1].
  * Column blocks of 64 floats keep 12 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d64_3of4x64_t576__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f;
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 48), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 32), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 48), _mm512_set1_ps(*(alpha + 1)));
-    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 16), _mm512_set1_ps(*(alpha + 2))), o2_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 32), _mm512_set1_ps(*(alpha + 2))), o2_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 48), _mm512_set1_ps(*(alpha + 2)));
+    __m512 o0_0 = _mm512_loadu_ps(o), o0_1 = _mm512_loadu_ps(o + 16), o0_2 = _mm512_loadu_ps(o + 32), o0_3 = _mm512_loadu_ps(o + 48);
+    __m512 o1_0 = _mm512_loadu_ps(o + os), o1_1 = _mm512_loadu_ps(o + os + 16), o1_2 = _mm512_loadu_ps(o + os + 32), o1_3 = _mm512_loadu_ps(o + os + 48);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os), o2_1 = _mm512_loadu_ps(o + 2 * os + 16), o2_2 = _mm512_loadu_ps(o + 2 * os + 32), o2_3 = _mm512_loadu_ps(o + 2 * os + 48);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); o0_3 = _mm512_mul_ps(o0_3, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); o1_3 = _mm512_mul_ps(o1_3, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); o2_2 = _mm512_mul_ps(o2_2, a); o2_3 = _mm512_mul_ps(o2_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 576;
@@ -1414,7 +1324,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h71_kv1_d64_causal_prefill__avx512(const 
   }
 }
 
-/* attn_h71_kv1_d64_causal_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x8 dot products, softmax down the columns of Sᵀ, P·V 4x64, 128 keys per tile, fully unrolled over head_dim */
+/* attn_h71_kv1_d64_causal_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, softmax down the columns of Sᵀ, P·V 4x64, 8 keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX512 void attn_h71_kv1_d64_causal_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -1428,11 +1338,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h71_kv1_d64_causal_decode__avx512(const a
   const int rows_all = nh * rows_pv;
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
-  float *restrict m_all = scratch + 73728, *restrict l_all = scratch + 74304;
-  float *restrict alpha = scratch + 74880; /* rescale per row */
-  float *restrict lim = scratch + 75456; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 76032); /* exclusive key limit per row */
-  float *restrict state = scratch + 76608; /* per kv head: Q tile, O */
+  float *restrict m_all = scratch + 9216, *restrict l_all = scratch + 9792;
+  float *restrict alpha = scratch + 10368; /* rescale per row */
+  float *restrict lim = scratch + 10944; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 11520); /* exclusive key limit per row */
+  float *restrict state = scratch + 12096; /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -1501,8 +1411,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h71_kv1_d64_causal_decode__avx512(const a
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
-    for (int j = 0; j < 128; ++j) {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 16; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
       for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
@@ -1515,13 +1425,14 @@ static ATTNGEN_TARGET_AVX512 void attn_h71_kv1_d64_causal_decode__avx512(const a
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
-   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
-   * tiles of 128, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+   * 8 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 64 && vs == 64;
-  const int nk = contig ? 128 : 128;
+  const int nk = contig ? 8 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 64 * (int)sizeof(*a->k));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -1531,7 +1442,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h71_kv1_d64_causal_decode__avx512(const a
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
@@ -1544,7 +1455,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h71_kv1_d64_causal_decode__avx512(const a
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -1565,33 +1477,34 @@ static ATTNGEN_TARGET_AVX512 void attn_h71_kv1_d64_causal_decode__avx512(const a
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d64_2x8_t576_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d64_4x4_t576_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
           switch (rows - r0) { /* the last rows: an edge block computes only those */
           case 0: break;
-          case 1: attngen_qkdot_d64_1of2x8_t576_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
-          default: attngen_qkdot_d64_2x8_t576_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
+          case 3: attngen_qkdot_d64_3of4x4_t576_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          default: attngen_qkdot_d64_4x4_t576_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -1603,12 +1516,12 @@ static ATTNGEN_TARGET_AVX512 void attn_h71_kv1_d64_causal_decode__avx512(const a
             }
           }
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d64_2x8_t576__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d64_4x4_t576__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
           switch (rows - r0) { /* the last rows: an edge block computes only those */
           case 0: break;
-          case 1: attngen_qkdot_d64_1of2x8_t576__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
-          default: attngen_qkdot_d64_2x8_t576__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
+          case 3: attngen_qkdot_d64_3of4x4_t576__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          default: attngen_qkdot_d64_4x4_t576__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
         }
       }
@@ -1648,7 +1561,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h71_kv1_d64_causal_decode__avx512(const a
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -2003,18 +1917,29 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d64_24x4_s72__avx2(c
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 6 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 72 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 72 + r * 1].
  * Column blocks of 16 floats keep 12 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16_s72__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f || alpha[4] != 1.0f || alpha[5] != 1.0f;
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 8), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 8), _mm256_broadcast_ss(alpha + 3));
-    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os), _mm256_broadcast_ss(alpha + 4)), o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 8), _mm256_broadcast_ss(alpha + 4));
-    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os), _mm256_broadcast_ss(alpha + 5)), o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 8), _mm256_broadcast_ss(alpha + 5));
+    __m256 o0_0 = _mm256_loadu_ps(o), o0_1 = _mm256_loadu_ps(o + 8);
+    __m256 o1_0 = _mm256_loadu_ps(o + os), o1_1 = _mm256_loadu_ps(o + os + 8);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os), o2_1 = _mm256_loadu_ps(o + 2 * os + 8);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os), o3_1 = _mm256_loadu_ps(o + 3 * os + 8);
+    __m256 o4_0 = _mm256_loadu_ps(o + 4 * os), o4_1 = _mm256_loadu_ps(o + 4 * os + 8);
+    __m256 o5_0 = _mm256_loadu_ps(o + 5 * os), o5_1 = _mm256_loadu_ps(o + 5 * os + 8);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 4); o4_0 = _mm256_mul_ps(o4_0, a); o4_1 = _mm256_mul_ps(o4_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 5); o5_0 = _mm256_mul_ps(o5_0, a); o5_1 = _mm256_mul_ps(o5_1, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 72;
@@ -2614,16 +2539,25 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d64_8x8_q8_t576__avx
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 576 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 576 + r * 1].
  * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d64_4x24_t576__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 8), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 16), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 8), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 16), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o), o0_1 = _mm256_loadu_ps(o + 8), o0_2 = _mm256_loadu_ps(o + 16);
+    __m256 o1_0 = _mm256_loadu_ps(o + os), o1_1 = _mm256_loadu_ps(o + os + 8), o1_2 = _mm256_loadu_ps(o + os + 16);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os), o2_1 = _mm256_loadu_ps(o + 2 * os + 8), o2_2 = _mm256_loadu_ps(o + 2 * os + 16);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os), o3_1 = _mm256_loadu_ps(o + 3 * os + 8), o3_2 = _mm256_loadu_ps(o + 3 * os + 16);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 576;
@@ -2640,10 +2574,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d64_4x24_t576__avx2(
     _mm256_storeu_ps(o + 3 * os, o3_0); _mm256_storeu_ps(o + 3 * os + 8, o3_1); _mm256_storeu_ps(o + 3 * os + 16, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 24), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 32), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 40), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 24), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 32), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 40), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 24), o0_1 = _mm256_loadu_ps(o + 32), o0_2 = _mm256_loadu_ps(o + 40);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 24), o1_1 = _mm256_loadu_ps(o + os + 32), o1_2 = _mm256_loadu_ps(o + os + 40);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 24), o2_1 = _mm256_loadu_ps(o + 2 * os + 32), o2_2 = _mm256_loadu_ps(o + 2 * os + 40);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 24), o3_1 = _mm256_loadu_ps(o + 3 * os + 32), o3_2 = _mm256_loadu_ps(o + 3 * os + 40);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 576;
@@ -2660,10 +2600,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d64_4x24_t576__avx2(
     _mm256_storeu_ps(o + 3 * os + 24, o3_0); _mm256_storeu_ps(o + 3 * os + 32, o3_1); _mm256_storeu_ps(o + 3 * os + 40, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 48), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 56), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 48), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 56), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 48), o0_1 = _mm256_loadu_ps(o + 56);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 48), o1_1 = _mm256_loadu_ps(o + os + 56);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 48), o2_1 = _mm256_loadu_ps(o + 2 * os + 56);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 48), o3_1 = _mm256_loadu_ps(o + 3 * os + 56);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 576;
@@ -2682,14 +2628,21 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d64_4x24_t576__avx2(
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 576 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 576 + r * 1].
  * Column blocks of 64 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d64_2x64_t576__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), _mm256_broadcast_ss(alpha + 1)), o1_4 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), _mm256_broadcast_ss(alpha + 1)), o1_5 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), _mm256_broadcast_ss(alpha + 1)), o1_6 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), _mm256_broadcast_ss(alpha + 1)), o1_7 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o), o0_1 = _mm256_loadu_ps(o + 8), o0_2 = _mm256_loadu_ps(o + 16), o0_3 = _mm256_loadu_ps(o + 24), o0_4 = _mm256_loadu_ps(o + 32), o0_5 = _mm256_loadu_ps(o + 40), o0_6 = _mm256_loadu_ps(o + 48), o0_7 = _mm256_loadu_ps(o + 56);
+    __m256 o1_0 = _mm256_loadu_ps(o + os), o1_1 = _mm256_loadu_ps(o + os + 8), o1_2 = _mm256_loadu_ps(o + os + 16), o1_3 = _mm256_loadu_ps(o + os + 24), o1_4 = _mm256_loadu_ps(o + os + 32), o1_5 = _mm256_loadu_ps(o + os + 40), o1_6 = _mm256_loadu_ps(o + os + 48), o1_7 = _mm256_loadu_ps(o + os + 56);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); o0_4 = _mm256_mul_ps(o0_4, a); o0_5 = _mm256_mul_ps(o0_5, a); o0_6 = _mm256_mul_ps(o0_6, a); o0_7 = _mm256_mul_ps(o0_7, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); o1_4 = _mm256_mul_ps(o1_4, a); o1_5 = _mm256_mul_ps(o1_5, a); o1_6 = _mm256_mul_ps(o1_6, a); o1_7 = _mm256_mul_ps(o1_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 576;
@@ -2704,14 +2657,20 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d64_2x64_t576__avx2(
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 576 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 576 + r * 1].
  * Column blocks of 64 floats keep 8 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d64_1of2x64_t576__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   (void)os; /* one row per block */
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f;
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha));
+    __m256 o0_0 = _mm256_loadu_ps(o), o0_1 = _mm256_loadu_ps(o + 8), o0_2 = _mm256_loadu_ps(o + 16), o0_3 = _mm256_loadu_ps(o + 24), o0_4 = _mm256_loadu_ps(o + 32), o0_5 = _mm256_loadu_ps(o + 40), o0_6 = _mm256_loadu_ps(o + 48), o0_7 = _mm256_loadu_ps(o + 56);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); o0_4 = _mm256_mul_ps(o0_4, a); o0_5 = _mm256_mul_ps(o0_5, a); o0_6 = _mm256_mul_ps(o0_6, a); o0_7 = _mm256_mul_ps(o0_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 576;
@@ -2723,15 +2682,23 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d64_1of2x64_t576__av
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 3 (of a block of 4) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 576 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 576 + r * 1].
  * Column blocks of 24 floats keep 9 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d64_3of4x24_t576__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f;
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 8), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 16), _mm256_broadcast_ss(alpha + 2));
+    __m256 o0_0 = _mm256_loadu_ps(o), o0_1 = _mm256_loadu_ps(o + 8), o0_2 = _mm256_loadu_ps(o + 16);
+    __m256 o1_0 = _mm256_loadu_ps(o + os), o1_1 = _mm256_loadu_ps(o + os + 8), o1_2 = _mm256_loadu_ps(o + os + 16);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os), o2_1 = _mm256_loadu_ps(o + 2 * os + 8), o2_2 = _mm256_loadu_ps(o + 2 * os + 16);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 576;
@@ -2746,9 +2713,14 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d64_3of4x24_t576__av
     _mm256_storeu_ps(o + 2 * os, o2_0); _mm256_storeu_ps(o + 2 * os + 8, o2_1); _mm256_storeu_ps(o + 2 * os + 16, o2_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 24), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 32), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 40), _mm256_broadcast_ss(alpha + 2));
+    __m256 o0_0 = _mm256_loadu_ps(o + 24), o0_1 = _mm256_loadu_ps(o + 32), o0_2 = _mm256_loadu_ps(o + 40);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 24), o1_1 = _mm256_loadu_ps(o + os + 32), o1_2 = _mm256_loadu_ps(o + os + 40);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 24), o2_1 = _mm256_loadu_ps(o + 2 * os + 32), o2_2 = _mm256_loadu_ps(o + 2 * os + 40);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 576;
@@ -2763,9 +2735,14 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d64_3of4x24_t576__av
     _mm256_storeu_ps(o + 2 * os + 24, o2_0); _mm256_storeu_ps(o + 2 * os + 32, o2_1); _mm256_storeu_ps(o + 2 * os + 40, o2_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 48), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 56), _mm256_broadcast_ss(alpha + 2));
+    __m256 o0_0 = _mm256_loadu_ps(o + 48), o0_1 = _mm256_loadu_ps(o + 56);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 48), o1_1 = _mm256_loadu_ps(o + os + 56);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 48), o2_1 = _mm256_loadu_ps(o + 2 * os + 56);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 576;
@@ -3072,8 +3049,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attng
   const int contig = ks == 64 && vs == 64;
   const int nk = contig ? 32 : 32;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 64 * (int)sizeof(*a->k));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -3096,7 +3074,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attng
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -3142,7 +3121,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attng
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -3200,7 +3180,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attng
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -3371,22 +3352,35 @@ static ATTNGEN_NOINLINE void attngen_qk_d64_16x5_s80__neon(const float *restrict
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 8 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 80 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 80 + r * 1].
  * Column blocks of 8 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_panel_8x8_s80__neon(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f || alpha[4] != 1.0f || alpha[5] != 1.0f || alpha[6] != 1.0f || alpha[7] != 1.0f;
   int c0 = 0;
   for (; c0 + 8 <= 8; c0 += 8)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + c0 + 4), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + c0 + 4), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + c0 + 4), vld1q_dup_f32(alpha + 3));
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), vld1q_dup_f32(alpha + 4)), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + c0 + 4), vld1q_dup_f32(alpha + 4));
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), vld1q_dup_f32(alpha + 5)), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + c0 + 4), vld1q_dup_f32(alpha + 5));
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), vld1q_dup_f32(alpha + 6)), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + c0 + 4), vld1q_dup_f32(alpha + 6));
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), vld1q_dup_f32(alpha + 7)), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + c0 + 4), vld1q_dup_f32(alpha + 7));
+    float32x4_t o0_0 = vld1q_f32(o + c0), o0_1 = vld1q_f32(o + c0 + 4);
+    float32x4_t o1_0 = vld1q_f32(o + os + c0), o1_1 = vld1q_f32(o + os + c0 + 4);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + c0), o2_1 = vld1q_f32(o + 2 * os + c0 + 4);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + c0), o3_1 = vld1q_f32(o + 3 * os + c0 + 4);
+    float32x4_t o4_0 = vld1q_f32(o + 4 * os + c0), o4_1 = vld1q_f32(o + 4 * os + c0 + 4);
+    float32x4_t o5_0 = vld1q_f32(o + 5 * os + c0), o5_1 = vld1q_f32(o + 5 * os + c0 + 4);
+    float32x4_t o6_0 = vld1q_f32(o + 6 * os + c0), o6_1 = vld1q_f32(o + 6 * os + c0 + 4);
+    float32x4_t o7_0 = vld1q_f32(o + 7 * os + c0), o7_1 = vld1q_f32(o + 7 * os + c0 + 4);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 4); o4_0 = vmulq_f32(o4_0, a); o4_1 = vmulq_f32(o4_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 5); o5_0 = vmulq_f32(o5_0, a); o5_1 = vmulq_f32(o5_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 6); o6_0 = vmulq_f32(o6_0, a); o6_1 = vmulq_f32(o6_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 7); o7_0 = vmulq_f32(o7_0, a); o7_1 = vmulq_f32(o7_1, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 80;
@@ -3411,14 +3405,24 @@ static ATTNGEN_NOINLINE void attngen_pv_panel_8x8_s80__neon(const float *restric
   }
   for (; c0 + 4 <= 8; c0 += 4)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), vld1q_dup_f32(alpha + 3));
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), vld1q_dup_f32(alpha + 4));
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), vld1q_dup_f32(alpha + 5));
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), vld1q_dup_f32(alpha + 6));
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), vld1q_dup_f32(alpha + 7));
+    float32x4_t o0_0 = vld1q_f32(o + c0);
+    float32x4_t o1_0 = vld1q_f32(o + os + c0);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + c0);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + c0);
+    float32x4_t o4_0 = vld1q_f32(o + 4 * os + c0);
+    float32x4_t o5_0 = vld1q_f32(o + 5 * os + c0);
+    float32x4_t o6_0 = vld1q_f32(o + 6 * os + c0);
+    float32x4_t o7_0 = vld1q_f32(o + 7 * os + c0);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 4); o4_0 = vmulq_f32(o4_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 5); o5_0 = vmulq_f32(o5_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 6); o6_0 = vmulq_f32(o6_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 7); o7_0 = vmulq_f32(o7_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 80;
@@ -3858,16 +3862,25 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d64_3of4x4_t576_rowwise__neon(const f
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 576 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 576 + r * 1].
  * Column blocks of 16 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_d64_4x16_t576__neon(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 12), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 4), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 8), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 12), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 4), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 8), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 12), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 4), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 8), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 12), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o), o0_1 = vld1q_f32(o + 4), o0_2 = vld1q_f32(o + 8), o0_3 = vld1q_f32(o + 12);
+    float32x4_t o1_0 = vld1q_f32(o + os), o1_1 = vld1q_f32(o + os + 4), o1_2 = vld1q_f32(o + os + 8), o1_3 = vld1q_f32(o + os + 12);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os), o2_1 = vld1q_f32(o + 2 * os + 4), o2_2 = vld1q_f32(o + 2 * os + 8), o2_3 = vld1q_f32(o + 2 * os + 12);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os), o3_1 = vld1q_f32(o + 3 * os + 4), o3_2 = vld1q_f32(o + 3 * os + 8), o3_3 = vld1q_f32(o + 3 * os + 12);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 576;
@@ -3883,10 +3896,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d64_4x16_t576__neon(const float *restric
     vst1q_f32(o + 3 * os, o3_0); vst1q_f32(o + 3 * os + 4, o3_1); vst1q_f32(o + 3 * os + 8, o3_2); vst1q_f32(o + 3 * os + 12, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 16), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 20), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 24), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 28), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 16), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 20), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 24), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 28), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 16), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 20), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 24), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 28), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 16), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 20), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 24), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 28), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 16), o0_1 = vld1q_f32(o + 20), o0_2 = vld1q_f32(o + 24), o0_3 = vld1q_f32(o + 28);
+    float32x4_t o1_0 = vld1q_f32(o + os + 16), o1_1 = vld1q_f32(o + os + 20), o1_2 = vld1q_f32(o + os + 24), o1_3 = vld1q_f32(o + os + 28);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 16), o2_1 = vld1q_f32(o + 2 * os + 20), o2_2 = vld1q_f32(o + 2 * os + 24), o2_3 = vld1q_f32(o + 2 * os + 28);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 16), o3_1 = vld1q_f32(o + 3 * os + 20), o3_2 = vld1q_f32(o + 3 * os + 24), o3_3 = vld1q_f32(o + 3 * os + 28);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 576;
@@ -3902,10 +3921,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d64_4x16_t576__neon(const float *restric
     vst1q_f32(o + 3 * os + 16, o3_0); vst1q_f32(o + 3 * os + 20, o3_1); vst1q_f32(o + 3 * os + 24, o3_2); vst1q_f32(o + 3 * os + 28, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 32), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 36), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 40), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 44), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 32), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 36), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 40), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 44), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 32), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 36), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 40), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 44), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 32), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 36), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 40), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 44), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 32), o0_1 = vld1q_f32(o + 36), o0_2 = vld1q_f32(o + 40), o0_3 = vld1q_f32(o + 44);
+    float32x4_t o1_0 = vld1q_f32(o + os + 32), o1_1 = vld1q_f32(o + os + 36), o1_2 = vld1q_f32(o + os + 40), o1_3 = vld1q_f32(o + os + 44);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 32), o2_1 = vld1q_f32(o + 2 * os + 36), o2_2 = vld1q_f32(o + 2 * os + 40), o2_3 = vld1q_f32(o + 2 * os + 44);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 32), o3_1 = vld1q_f32(o + 3 * os + 36), o3_2 = vld1q_f32(o + 3 * os + 40), o3_3 = vld1q_f32(o + 3 * os + 44);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 576;
@@ -3921,10 +3946,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d64_4x16_t576__neon(const float *restric
     vst1q_f32(o + 3 * os + 32, o3_0); vst1q_f32(o + 3 * os + 36, o3_1); vst1q_f32(o + 3 * os + 40, o3_2); vst1q_f32(o + 3 * os + 44, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 48), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 52), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 56), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 60), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 48), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 52), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 56), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 60), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 48), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 52), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 56), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 60), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 48), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 52), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 56), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 60), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 48), o0_1 = vld1q_f32(o + 52), o0_2 = vld1q_f32(o + 56), o0_3 = vld1q_f32(o + 60);
+    float32x4_t o1_0 = vld1q_f32(o + os + 48), o1_1 = vld1q_f32(o + os + 52), o1_2 = vld1q_f32(o + os + 56), o1_3 = vld1q_f32(o + os + 60);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 48), o2_1 = vld1q_f32(o + 2 * os + 52), o2_2 = vld1q_f32(o + 2 * os + 56), o2_3 = vld1q_f32(o + 2 * os + 60);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 48), o3_1 = vld1q_f32(o + 3 * os + 52), o3_2 = vld1q_f32(o + 3 * os + 56), o3_3 = vld1q_f32(o + 3 * os + 60);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 576;
@@ -3942,15 +3973,23 @@ static ATTNGEN_NOINLINE void attngen_pv_d64_4x16_t576__neon(const float *restric
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 3 (of a block of 4) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 576 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 576 + r * 1].
  * Column blocks of 16 floats keep 12 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_d64_3of4x16_t576__neon(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f;
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 12), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 4), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 8), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 12), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 4), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 8), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 12), vld1q_dup_f32(alpha + 2));
+    float32x4_t o0_0 = vld1q_f32(o), o0_1 = vld1q_f32(o + 4), o0_2 = vld1q_f32(o + 8), o0_3 = vld1q_f32(o + 12);
+    float32x4_t o1_0 = vld1q_f32(o + os), o1_1 = vld1q_f32(o + os + 4), o1_2 = vld1q_f32(o + os + 8), o1_3 = vld1q_f32(o + os + 12);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os), o2_1 = vld1q_f32(o + 2 * os + 4), o2_2 = vld1q_f32(o + 2 * os + 8), o2_3 = vld1q_f32(o + 2 * os + 12);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 576;
@@ -3964,9 +4003,14 @@ static ATTNGEN_NOINLINE void attngen_pv_d64_3of4x16_t576__neon(const float *rest
     vst1q_f32(o + 2 * os, o2_0); vst1q_f32(o + 2 * os + 4, o2_1); vst1q_f32(o + 2 * os + 8, o2_2); vst1q_f32(o + 2 * os + 12, o2_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 16), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 20), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 24), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 28), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 16), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 20), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 24), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 28), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 16), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 20), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 24), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 28), vld1q_dup_f32(alpha + 2));
+    float32x4_t o0_0 = vld1q_f32(o + 16), o0_1 = vld1q_f32(o + 20), o0_2 = vld1q_f32(o + 24), o0_3 = vld1q_f32(o + 28);
+    float32x4_t o1_0 = vld1q_f32(o + os + 16), o1_1 = vld1q_f32(o + os + 20), o1_2 = vld1q_f32(o + os + 24), o1_3 = vld1q_f32(o + os + 28);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 16), o2_1 = vld1q_f32(o + 2 * os + 20), o2_2 = vld1q_f32(o + 2 * os + 24), o2_3 = vld1q_f32(o + 2 * os + 28);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 576;
@@ -3980,9 +4024,14 @@ static ATTNGEN_NOINLINE void attngen_pv_d64_3of4x16_t576__neon(const float *rest
     vst1q_f32(o + 2 * os + 16, o2_0); vst1q_f32(o + 2 * os + 20, o2_1); vst1q_f32(o + 2 * os + 24, o2_2); vst1q_f32(o + 2 * os + 28, o2_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 32), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 36), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 40), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 44), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 32), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 36), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 40), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 44), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 32), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 36), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 40), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 44), vld1q_dup_f32(alpha + 2));
+    float32x4_t o0_0 = vld1q_f32(o + 32), o0_1 = vld1q_f32(o + 36), o0_2 = vld1q_f32(o + 40), o0_3 = vld1q_f32(o + 44);
+    float32x4_t o1_0 = vld1q_f32(o + os + 32), o1_1 = vld1q_f32(o + os + 36), o1_2 = vld1q_f32(o + os + 40), o1_3 = vld1q_f32(o + os + 44);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 32), o2_1 = vld1q_f32(o + 2 * os + 36), o2_2 = vld1q_f32(o + 2 * os + 40), o2_3 = vld1q_f32(o + 2 * os + 44);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 576;
@@ -3996,9 +4045,14 @@ static ATTNGEN_NOINLINE void attngen_pv_d64_3of4x16_t576__neon(const float *rest
     vst1q_f32(o + 2 * os + 32, o2_0); vst1q_f32(o + 2 * os + 36, o2_1); vst1q_f32(o + 2 * os + 40, o2_2); vst1q_f32(o + 2 * os + 44, o2_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 48), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 52), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 56), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 60), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 48), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 52), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 56), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 60), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 48), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 52), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 56), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 60), vld1q_dup_f32(alpha + 2));
+    float32x4_t o0_0 = vld1q_f32(o + 48), o0_1 = vld1q_f32(o + 52), o0_2 = vld1q_f32(o + 56), o0_3 = vld1q_f32(o + 60);
+    float32x4_t o1_0 = vld1q_f32(o + os + 48), o1_1 = vld1q_f32(o + os + 52), o1_2 = vld1q_f32(o + os + 56), o1_3 = vld1q_f32(o + os + 60);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 48), o2_1 = vld1q_f32(o + 2 * os + 52), o2_2 = vld1q_f32(o + 2 * os + 56), o2_3 = vld1q_f32(o + 2 * os + 60);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 576;
@@ -4454,18 +4508,27 @@ static ATTNGEN_NOINLINE void attngen_qk_d64_4x4_s72__scalar(const float *restric
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 72 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 72 + r * 1].
  * Column blocks of 4 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_panel_4x4_s72__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
   int c0 = 0;
   for (; c0 + 4 <= 4; c0 += 4)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
-    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2))), o2_1 = ((*(o + 2 * os + c0 + 1)) * (*(alpha + 2))), o2_2 = ((*(o + 2 * os + c0 + 2)) * (*(alpha + 2))), o2_3 = ((*(o + 2 * os + c0 + 3)) * (*(alpha + 2)));
-    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3))), o3_1 = ((*(o + 3 * os + c0 + 1)) * (*(alpha + 3))), o3_2 = ((*(o + 3 * os + c0 + 2)) * (*(alpha + 3))), o3_3 = ((*(o + 3 * os + c0 + 3)) * (*(alpha + 3)));
+    float o0_0 = (*(o + c0)), o0_1 = (*(o + c0 + 1)), o0_2 = (*(o + c0 + 2)), o0_3 = (*(o + c0 + 3));
+    float o1_0 = (*(o + os + c0)), o1_1 = (*(o + os + c0 + 1)), o1_2 = (*(o + os + c0 + 2)), o1_3 = (*(o + os + c0 + 3));
+    float o2_0 = (*(o + 2 * os + c0)), o2_1 = (*(o + 2 * os + c0 + 1)), o2_2 = (*(o + 2 * os + c0 + 2)), o2_3 = (*(o + 2 * os + c0 + 3));
+    float o3_0 = (*(o + 3 * os + c0)), o3_1 = (*(o + 3 * os + c0 + 1)), o3_2 = (*(o + 3 * os + c0 + 2)), o3_3 = (*(o + 3 * os + c0 + 3));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); o0_1 = (o0_1 * a); o0_2 = (o0_2 * a); o0_3 = (o0_3 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); o1_1 = (o1_1 * a); o1_2 = (o1_2 * a); o1_3 = (o1_3 * a); }
+      { const float a = (*(alpha + 2)); o2_0 = (o2_0 * a); o2_1 = (o2_1 * a); o2_2 = (o2_2 * a); o2_3 = (o2_3 * a); }
+      { const float a = (*(alpha + 3)); o3_0 = (o3_0 * a); o3_1 = (o3_1 * a); o3_2 = (o3_2 * a); o3_3 = (o3_3 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 72;
@@ -4482,10 +4545,16 @@ static ATTNGEN_NOINLINE void attngen_pv_panel_4x4_s72__scalar(const float *restr
   }
   for (; c0 + 1 <= 4; c0 += 1)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
-    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2)));
-    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3)));
+    float o0_0 = (*(o + c0));
+    float o1_0 = (*(o + os + c0));
+    float o2_0 = (*(o + 2 * os + c0));
+    float o3_0 = (*(o + 3 * os + c0));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); }
+      { const float a = (*(alpha + 2)); o2_0 = (o2_0 * a); }
+      { const float a = (*(alpha + 3)); o3_0 = (o3_0 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 72;
@@ -4693,18 +4762,27 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d64_3of4x4_s64_rowwise__scalar(const 
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 4 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_d64_4x4_p64__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
   int c0 = 0;
   for (; c0 + 4 <= 64; c0 += 4)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
-    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2))), o2_1 = ((*(o + 2 * os + c0 + 1)) * (*(alpha + 2))), o2_2 = ((*(o + 2 * os + c0 + 2)) * (*(alpha + 2))), o2_3 = ((*(o + 2 * os + c0 + 3)) * (*(alpha + 2)));
-    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3))), o3_1 = ((*(o + 3 * os + c0 + 1)) * (*(alpha + 3))), o3_2 = ((*(o + 3 * os + c0 + 2)) * (*(alpha + 3))), o3_3 = ((*(o + 3 * os + c0 + 3)) * (*(alpha + 3)));
+    float o0_0 = (*(o + c0)), o0_1 = (*(o + c0 + 1)), o0_2 = (*(o + c0 + 2)), o0_3 = (*(o + c0 + 3));
+    float o1_0 = (*(o + os + c0)), o1_1 = (*(o + os + c0 + 1)), o1_2 = (*(o + os + c0 + 2)), o1_3 = (*(o + os + c0 + 3));
+    float o2_0 = (*(o + 2 * os + c0)), o2_1 = (*(o + 2 * os + c0 + 1)), o2_2 = (*(o + 2 * os + c0 + 2)), o2_3 = (*(o + 2 * os + c0 + 3));
+    float o3_0 = (*(o + 3 * os + c0)), o3_1 = (*(o + 3 * os + c0 + 1)), o3_2 = (*(o + 3 * os + c0 + 2)), o3_3 = (*(o + 3 * os + c0 + 3));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); o0_1 = (o0_1 * a); o0_2 = (o0_2 * a); o0_3 = (o0_3 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); o1_1 = (o1_1 * a); o1_2 = (o1_2 * a); o1_3 = (o1_3 * a); }
+      { const float a = (*(alpha + 2)); o2_0 = (o2_0 * a); o2_1 = (o2_1 * a); o2_2 = (o2_2 * a); o2_3 = (o2_3 * a); }
+      { const float a = (*(alpha + 3)); o3_0 = (o3_0 * a); o3_1 = (o3_1 * a); o3_2 = (o3_2 * a); o3_3 = (o3_3 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -4721,10 +4799,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d64_4x4_p64__scalar(const float *restric
   }
   for (; c0 + 1 <= 64; c0 += 1)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
-    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2)));
-    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3)));
+    float o0_0 = (*(o + c0));
+    float o1_0 = (*(o + os + c0));
+    float o2_0 = (*(o + 2 * os + c0));
+    float o3_0 = (*(o + 3 * os + c0));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); }
+      { const float a = (*(alpha + 2)); o2_0 = (o2_0 * a); }
+      { const float a = (*(alpha + 3)); o3_0 = (o3_0 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -4748,17 +4832,25 @@ static ATTNGEN_NOINLINE void attngen_pv_d64_4x4_p64__scalar(const float *restric
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 3 (of a block of 4) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 4 floats keep 12 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_d64_3of4x4_p64__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f;
   int c0 = 0;
   for (; c0 + 4 <= 64; c0 += 4)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
-    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2))), o2_1 = ((*(o + 2 * os + c0 + 1)) * (*(alpha + 2))), o2_2 = ((*(o + 2 * os + c0 + 2)) * (*(alpha + 2))), o2_3 = ((*(o + 2 * os + c0 + 3)) * (*(alpha + 2)));
+    float o0_0 = (*(o + c0)), o0_1 = (*(o + c0 + 1)), o0_2 = (*(o + c0 + 2)), o0_3 = (*(o + c0 + 3));
+    float o1_0 = (*(o + os + c0)), o1_1 = (*(o + os + c0 + 1)), o1_2 = (*(o + os + c0 + 2)), o1_3 = (*(o + os + c0 + 3));
+    float o2_0 = (*(o + 2 * os + c0)), o2_1 = (*(o + 2 * os + c0 + 1)), o2_2 = (*(o + 2 * os + c0 + 2)), o2_3 = (*(o + 2 * os + c0 + 3));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); o0_1 = (o0_1 * a); o0_2 = (o0_2 * a); o0_3 = (o0_3 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); o1_1 = (o1_1 * a); o1_2 = (o1_2 * a); o1_3 = (o1_3 * a); }
+      { const float a = (*(alpha + 2)); o2_0 = (o2_0 * a); o2_1 = (o2_1 * a); o2_2 = (o2_2 * a); o2_3 = (o2_3 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -4773,9 +4865,14 @@ static ATTNGEN_NOINLINE void attngen_pv_d64_3of4x4_p64__scalar(const float *rest
   }
   for (; c0 + 1 <= 64; c0 += 1)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
-    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2)));
+    float o0_0 = (*(o + c0));
+    float o1_0 = (*(o + os + c0));
+    float o2_0 = (*(o + 2 * os + c0));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); }
+      { const float a = (*(alpha + 2)); o2_0 = (o2_0 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -5175,7 +5272,7 @@ static const attngen_kernel_info attngen_table_falcon_7b_kernels[] = {
   { "attn_h71_kv1_d64_causal_prefill__avx512", 71, 1, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 1, 1, 96, 128, 33344, 1, 0, 1, 0, 2, 0, 0 }, NULL, attn_h71_kv1_d64_causal_prefill__avx512, 0 },
   { "attn_h71_kv1_d64_causal_decode__avx512", 71, 1, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 568, 128, 149312, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h71_kv1_d64_causal_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 568, 8, 84800, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h71_kv1_d64_causal_decode__avx512, 0 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h71_kv1_d64_causal_prefill__avx2", 71, 1, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,

@@ -511,20 +511,33 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d256_32x8_s96__avx
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 8 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 96 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 96 + r * 1].
  * Column blocks of 32 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_panel_8x32_s96__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f || alpha[4] != 1.0f || alpha[5] != 1.0f || alpha[6] != 1.0f || alpha[7] != 1.0f;
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 16), _mm512_set1_ps(*(alpha + 1)));
-    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 16), _mm512_set1_ps(*(alpha + 2)));
-    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 16), _mm512_set1_ps(*(alpha + 3)));
-    __m512 o4_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 4 * os), _mm512_set1_ps(*(alpha + 4))), o4_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 4 * os + 16), _mm512_set1_ps(*(alpha + 4)));
-    __m512 o5_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 5 * os), _mm512_set1_ps(*(alpha + 5))), o5_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 5 * os + 16), _mm512_set1_ps(*(alpha + 5)));
-    __m512 o6_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 6 * os), _mm512_set1_ps(*(alpha + 6))), o6_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 6 * os + 16), _mm512_set1_ps(*(alpha + 6)));
-    __m512 o7_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 7 * os), _mm512_set1_ps(*(alpha + 7))), o7_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 7 * os + 16), _mm512_set1_ps(*(alpha + 7)));
+    __m512 o0_0 = _mm512_loadu_ps(o), o0_1 = _mm512_loadu_ps(o + 16);
+    __m512 o1_0 = _mm512_loadu_ps(o + os), o1_1 = _mm512_loadu_ps(o + os + 16);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os), o2_1 = _mm512_loadu_ps(o + 2 * os + 16);
+    __m512 o3_0 = _mm512_loadu_ps(o + 3 * os), o3_1 = _mm512_loadu_ps(o + 3 * os + 16);
+    __m512 o4_0 = _mm512_loadu_ps(o + 4 * os), o4_1 = _mm512_loadu_ps(o + 4 * os + 16);
+    __m512 o5_0 = _mm512_loadu_ps(o + 5 * os), o5_1 = _mm512_loadu_ps(o + 5 * os + 16);
+    __m512 o6_0 = _mm512_loadu_ps(o + 6 * os), o6_1 = _mm512_loadu_ps(o + 6 * os + 16);
+    __m512 o7_0 = _mm512_loadu_ps(o + 7 * os), o7_1 = _mm512_loadu_ps(o + 7 * os + 16);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 3)); o3_0 = _mm512_mul_ps(o3_0, a); o3_1 = _mm512_mul_ps(o3_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 4)); o4_0 = _mm512_mul_ps(o4_0, a); o4_1 = _mm512_mul_ps(o4_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 5)); o5_0 = _mm512_mul_ps(o5_0, a); o5_1 = _mm512_mul_ps(o5_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 6)); o6_0 = _mm512_mul_ps(o6_0, a); o6_1 = _mm512_mul_ps(o6_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 7)); o7_0 = _mm512_mul_ps(o7_0, a); o7_1 = _mm512_mul_ps(o7_1, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
@@ -1073,14 +1086,21 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d256_16x8_q16_t64_
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 64 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 64 + r * 1].
  * Column blocks of 64 floats keep 8 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d256_2x64_t64__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 48), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 32), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 48), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o0_0 = _mm512_loadu_ps(o), o0_1 = _mm512_loadu_ps(o + 16), o0_2 = _mm512_loadu_ps(o + 32), o0_3 = _mm512_loadu_ps(o + 48);
+    __m512 o1_0 = _mm512_loadu_ps(o + os), o1_1 = _mm512_loadu_ps(o + os + 16), o1_2 = _mm512_loadu_ps(o + os + 32), o1_3 = _mm512_loadu_ps(o + os + 48);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); o0_3 = _mm512_mul_ps(o0_3, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); o1_3 = _mm512_mul_ps(o1_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 64;
@@ -1093,8 +1113,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d256_2x64_t64__avx
     _mm512_storeu_ps(o + os, o1_0); _mm512_storeu_ps(o + os + 16, o1_1); _mm512_storeu_ps(o + os + 32, o1_2); _mm512_storeu_ps(o + os + 48, o1_3);
   }
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 64), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 80), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 96), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 112), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 64), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 80), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 96), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 112), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o0_0 = _mm512_loadu_ps(o + 64), o0_1 = _mm512_loadu_ps(o + 80), o0_2 = _mm512_loadu_ps(o + 96), o0_3 = _mm512_loadu_ps(o + 112);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + 64), o1_1 = _mm512_loadu_ps(o + os + 80), o1_2 = _mm512_loadu_ps(o + os + 96), o1_3 = _mm512_loadu_ps(o + os + 112);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); o0_3 = _mm512_mul_ps(o0_3, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); o1_3 = _mm512_mul_ps(o1_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 64;
@@ -1107,8 +1131,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d256_2x64_t64__avx
     _mm512_storeu_ps(o + os + 64, o1_0); _mm512_storeu_ps(o + os + 80, o1_1); _mm512_storeu_ps(o + os + 96, o1_2); _mm512_storeu_ps(o + os + 112, o1_3);
   }
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 128), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 144), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 160), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 176), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 128), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 144), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 160), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 176), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o0_0 = _mm512_loadu_ps(o + 128), o0_1 = _mm512_loadu_ps(o + 144), o0_2 = _mm512_loadu_ps(o + 160), o0_3 = _mm512_loadu_ps(o + 176);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + 128), o1_1 = _mm512_loadu_ps(o + os + 144), o1_2 = _mm512_loadu_ps(o + os + 160), o1_3 = _mm512_loadu_ps(o + os + 176);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); o0_3 = _mm512_mul_ps(o0_3, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); o1_3 = _mm512_mul_ps(o1_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 64;
@@ -1121,8 +1149,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d256_2x64_t64__avx
     _mm512_storeu_ps(o + os + 128, o1_0); _mm512_storeu_ps(o + os + 144, o1_1); _mm512_storeu_ps(o + os + 160, o1_2); _mm512_storeu_ps(o + os + 176, o1_3);
   }
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 192), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 208), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 224), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 240), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 192), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 208), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 224), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 240), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o0_0 = _mm512_loadu_ps(o + 192), o0_1 = _mm512_loadu_ps(o + 208), o0_2 = _mm512_loadu_ps(o + 224), o0_3 = _mm512_loadu_ps(o + 240);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + 192), o1_1 = _mm512_loadu_ps(o + os + 208), o1_2 = _mm512_loadu_ps(o + os + 224), o1_3 = _mm512_loadu_ps(o + os + 240);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); o0_3 = _mm512_mul_ps(o0_3, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); o1_3 = _mm512_mul_ps(o1_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 64;
@@ -1137,14 +1169,21 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d256_2x64_t64__avx
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 64 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 64 + r * 1].
  * Column blocks of 128 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d256_2x128_t64__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 48), _mm512_set1_ps(*(alpha))), o0_4 = _mm512_mul_ps(_mm512_loadu_ps(o + 64), _mm512_set1_ps(*(alpha))), o0_5 = _mm512_mul_ps(_mm512_loadu_ps(o + 80), _mm512_set1_ps(*(alpha))), o0_6 = _mm512_mul_ps(_mm512_loadu_ps(o + 96), _mm512_set1_ps(*(alpha))), o0_7 = _mm512_mul_ps(_mm512_loadu_ps(o + 112), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 32), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 48), _mm512_set1_ps(*(alpha + 1))), o1_4 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 64), _mm512_set1_ps(*(alpha + 1))), o1_5 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 80), _mm512_set1_ps(*(alpha + 1))), o1_6 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 96), _mm512_set1_ps(*(alpha + 1))), o1_7 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 112), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o0_0 = _mm512_loadu_ps(o), o0_1 = _mm512_loadu_ps(o + 16), o0_2 = _mm512_loadu_ps(o + 32), o0_3 = _mm512_loadu_ps(o + 48), o0_4 = _mm512_loadu_ps(o + 64), o0_5 = _mm512_loadu_ps(o + 80), o0_6 = _mm512_loadu_ps(o + 96), o0_7 = _mm512_loadu_ps(o + 112);
+    __m512 o1_0 = _mm512_loadu_ps(o + os), o1_1 = _mm512_loadu_ps(o + os + 16), o1_2 = _mm512_loadu_ps(o + os + 32), o1_3 = _mm512_loadu_ps(o + os + 48), o1_4 = _mm512_loadu_ps(o + os + 64), o1_5 = _mm512_loadu_ps(o + os + 80), o1_6 = _mm512_loadu_ps(o + os + 96), o1_7 = _mm512_loadu_ps(o + os + 112);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); o0_3 = _mm512_mul_ps(o0_3, a); o0_4 = _mm512_mul_ps(o0_4, a); o0_5 = _mm512_mul_ps(o0_5, a); o0_6 = _mm512_mul_ps(o0_6, a); o0_7 = _mm512_mul_ps(o0_7, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); o1_3 = _mm512_mul_ps(o1_3, a); o1_4 = _mm512_mul_ps(o1_4, a); o1_5 = _mm512_mul_ps(o1_5, a); o1_6 = _mm512_mul_ps(o1_6, a); o1_7 = _mm512_mul_ps(o1_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 64;
@@ -1157,8 +1196,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d256_2x128_t64__av
     _mm512_storeu_ps(o + os, o1_0); _mm512_storeu_ps(o + os + 16, o1_1); _mm512_storeu_ps(o + os + 32, o1_2); _mm512_storeu_ps(o + os + 48, o1_3); _mm512_storeu_ps(o + os + 64, o1_4); _mm512_storeu_ps(o + os + 80, o1_5); _mm512_storeu_ps(o + os + 96, o1_6); _mm512_storeu_ps(o + os + 112, o1_7);
   }
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 128), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 144), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 160), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 176), _mm512_set1_ps(*(alpha))), o0_4 = _mm512_mul_ps(_mm512_loadu_ps(o + 192), _mm512_set1_ps(*(alpha))), o0_5 = _mm512_mul_ps(_mm512_loadu_ps(o + 208), _mm512_set1_ps(*(alpha))), o0_6 = _mm512_mul_ps(_mm512_loadu_ps(o + 224), _mm512_set1_ps(*(alpha))), o0_7 = _mm512_mul_ps(_mm512_loadu_ps(o + 240), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 128), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 144), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 160), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 176), _mm512_set1_ps(*(alpha + 1))), o1_4 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 192), _mm512_set1_ps(*(alpha + 1))), o1_5 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 208), _mm512_set1_ps(*(alpha + 1))), o1_6 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 224), _mm512_set1_ps(*(alpha + 1))), o1_7 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 240), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o0_0 = _mm512_loadu_ps(o + 128), o0_1 = _mm512_loadu_ps(o + 144), o0_2 = _mm512_loadu_ps(o + 160), o0_3 = _mm512_loadu_ps(o + 176), o0_4 = _mm512_loadu_ps(o + 192), o0_5 = _mm512_loadu_ps(o + 208), o0_6 = _mm512_loadu_ps(o + 224), o0_7 = _mm512_loadu_ps(o + 240);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + 128), o1_1 = _mm512_loadu_ps(o + os + 144), o1_2 = _mm512_loadu_ps(o + os + 160), o1_3 = _mm512_loadu_ps(o + os + 176), o1_4 = _mm512_loadu_ps(o + os + 192), o1_5 = _mm512_loadu_ps(o + os + 208), o1_6 = _mm512_loadu_ps(o + os + 224), o1_7 = _mm512_loadu_ps(o + os + 240);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); o0_3 = _mm512_mul_ps(o0_3, a); o0_4 = _mm512_mul_ps(o0_4, a); o0_5 = _mm512_mul_ps(o0_5, a); o0_6 = _mm512_mul_ps(o0_6, a); o0_7 = _mm512_mul_ps(o0_7, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); o1_3 = _mm512_mul_ps(o1_3, a); o1_4 = _mm512_mul_ps(o1_4, a); o1_5 = _mm512_mul_ps(o1_5, a); o1_6 = _mm512_mul_ps(o1_6, a); o1_7 = _mm512_mul_ps(o1_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 64;
@@ -1701,8 +1744,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_window_softcap_decode_
   const int contig = ks == 256 && vs == 256;
   const int nk = contig ? 128 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 256 * (int)sizeof(*a->k));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -1726,7 +1770,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_window_softcap_decode_
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -1767,7 +1812,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_window_softcap_decode_
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -1831,7 +1877,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_window_softcap_decode_
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -1999,8 +2046,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_window_softcap
   const int contig = ks == 256 && vs == 256;
   const int nk = contig ? 128 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 256 * (int)sizeof(*a->k));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -2024,7 +2072,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_window_softcap
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -2065,7 +2114,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_window_softcap
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -2129,7 +2179,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_window_softcap
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -2670,8 +2721,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_softcap_decode__avx512
   const int contig = ks == 256 && vs == 256;
   const int nk = contig ? 128 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 256 * (int)sizeof(*a->k));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -2694,7 +2746,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_softcap_decode__avx512
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -2735,7 +2788,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_softcap_decode__avx512
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -2793,7 +2847,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_softcap_decode__avx512
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -2952,8 +3007,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_softcap_decode
   const int contig = ks == 256 && vs == 256;
   const int nk = contig ? 128 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 256 * (int)sizeof(*a->k));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -2976,7 +3032,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_softcap_decode
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -3017,7 +3074,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_softcap_decode
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -3075,7 +3133,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_softcap_decode
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -3431,18 +3490,29 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d256_24x4_s96__avx2(
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 6 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 96 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 96 + r * 1].
  * Column blocks of 16 floats keep 12 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16_s96__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f || alpha[4] != 1.0f || alpha[5] != 1.0f;
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 8), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 8), _mm256_broadcast_ss(alpha + 3));
-    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os), _mm256_broadcast_ss(alpha + 4)), o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 8), _mm256_broadcast_ss(alpha + 4));
-    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os), _mm256_broadcast_ss(alpha + 5)), o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 8), _mm256_broadcast_ss(alpha + 5));
+    __m256 o0_0 = _mm256_loadu_ps(o), o0_1 = _mm256_loadu_ps(o + 8);
+    __m256 o1_0 = _mm256_loadu_ps(o + os), o1_1 = _mm256_loadu_ps(o + os + 8);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os), o2_1 = _mm256_loadu_ps(o + 2 * os + 8);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os), o3_1 = _mm256_loadu_ps(o + 3 * os + 8);
+    __m256 o4_0 = _mm256_loadu_ps(o + 4 * os), o4_1 = _mm256_loadu_ps(o + 4 * os + 8);
+    __m256 o5_0 = _mm256_loadu_ps(o + 5 * os), o5_1 = _mm256_loadu_ps(o + 5 * os + 8);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 4); o4_0 = _mm256_mul_ps(o4_0, a); o4_1 = _mm256_mul_ps(o4_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 5); o5_0 = _mm256_mul_ps(o5_0, a); o5_1 = _mm256_mul_ps(o5_1, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
@@ -4131,14 +4201,21 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d256_8x8_q8_t64__avx
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 64 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 64 + r * 1].
  * Column blocks of 32 floats keep 8 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d256_2x32_t64__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o), o0_1 = _mm256_loadu_ps(o + 8), o0_2 = _mm256_loadu_ps(o + 16), o0_3 = _mm256_loadu_ps(o + 24);
+    __m256 o1_0 = _mm256_loadu_ps(o + os), o1_1 = _mm256_loadu_ps(o + os + 8), o1_2 = _mm256_loadu_ps(o + os + 16), o1_3 = _mm256_loadu_ps(o + os + 24);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 64;
@@ -4151,8 +4228,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d256_2x32_t64__avx2(
     _mm256_storeu_ps(o + os, o1_0); _mm256_storeu_ps(o + os + 8, o1_1); _mm256_storeu_ps(o + os + 16, o1_2); _mm256_storeu_ps(o + os + 24, o1_3);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o + 32), o0_1 = _mm256_loadu_ps(o + 40), o0_2 = _mm256_loadu_ps(o + 48), o0_3 = _mm256_loadu_ps(o + 56);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 32), o1_1 = _mm256_loadu_ps(o + os + 40), o1_2 = _mm256_loadu_ps(o + os + 48), o1_3 = _mm256_loadu_ps(o + os + 56);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 64;
@@ -4165,8 +4246,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d256_2x32_t64__avx2(
     _mm256_storeu_ps(o + os + 32, o1_0); _mm256_storeu_ps(o + os + 40, o1_1); _mm256_storeu_ps(o + os + 48, o1_2); _mm256_storeu_ps(o + os + 56, o1_3);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 64), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 72), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 64), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 72), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 80), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 88), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o + 64), o0_1 = _mm256_loadu_ps(o + 72), o0_2 = _mm256_loadu_ps(o + 80), o0_3 = _mm256_loadu_ps(o + 88);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 64), o1_1 = _mm256_loadu_ps(o + os + 72), o1_2 = _mm256_loadu_ps(o + os + 80), o1_3 = _mm256_loadu_ps(o + os + 88);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 64;
@@ -4179,8 +4264,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d256_2x32_t64__avx2(
     _mm256_storeu_ps(o + os + 64, o1_0); _mm256_storeu_ps(o + os + 72, o1_1); _mm256_storeu_ps(o + os + 80, o1_2); _mm256_storeu_ps(o + os + 88, o1_3);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 96), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 104), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 96), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 104), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 112), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 120), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o + 96), o0_1 = _mm256_loadu_ps(o + 104), o0_2 = _mm256_loadu_ps(o + 112), o0_3 = _mm256_loadu_ps(o + 120);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 96), o1_1 = _mm256_loadu_ps(o + os + 104), o1_2 = _mm256_loadu_ps(o + os + 112), o1_3 = _mm256_loadu_ps(o + os + 120);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 64;
@@ -4193,8 +4282,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d256_2x32_t64__avx2(
     _mm256_storeu_ps(o + os + 96, o1_0); _mm256_storeu_ps(o + os + 104, o1_1); _mm256_storeu_ps(o + os + 112, o1_2); _mm256_storeu_ps(o + os + 120, o1_3);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 128), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 136), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 144), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 152), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 128), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 136), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 144), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 152), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o + 128), o0_1 = _mm256_loadu_ps(o + 136), o0_2 = _mm256_loadu_ps(o + 144), o0_3 = _mm256_loadu_ps(o + 152);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 128), o1_1 = _mm256_loadu_ps(o + os + 136), o1_2 = _mm256_loadu_ps(o + os + 144), o1_3 = _mm256_loadu_ps(o + os + 152);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 64;
@@ -4207,8 +4300,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d256_2x32_t64__avx2(
     _mm256_storeu_ps(o + os + 128, o1_0); _mm256_storeu_ps(o + os + 136, o1_1); _mm256_storeu_ps(o + os + 144, o1_2); _mm256_storeu_ps(o + os + 152, o1_3);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 160), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 168), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 176), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 184), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 160), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 168), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 176), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 184), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o + 160), o0_1 = _mm256_loadu_ps(o + 168), o0_2 = _mm256_loadu_ps(o + 176), o0_3 = _mm256_loadu_ps(o + 184);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 160), o1_1 = _mm256_loadu_ps(o + os + 168), o1_2 = _mm256_loadu_ps(o + os + 176), o1_3 = _mm256_loadu_ps(o + os + 184);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 64;
@@ -4221,8 +4318,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d256_2x32_t64__avx2(
     _mm256_storeu_ps(o + os + 160, o1_0); _mm256_storeu_ps(o + os + 168, o1_1); _mm256_storeu_ps(o + os + 176, o1_2); _mm256_storeu_ps(o + os + 184, o1_3);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 192), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 200), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 208), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 216), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 192), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 200), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 208), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 216), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o + 192), o0_1 = _mm256_loadu_ps(o + 200), o0_2 = _mm256_loadu_ps(o + 208), o0_3 = _mm256_loadu_ps(o + 216);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 192), o1_1 = _mm256_loadu_ps(o + os + 200), o1_2 = _mm256_loadu_ps(o + os + 208), o1_3 = _mm256_loadu_ps(o + os + 216);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 64;
@@ -4235,8 +4336,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d256_2x32_t64__avx2(
     _mm256_storeu_ps(o + os + 192, o1_0); _mm256_storeu_ps(o + os + 200, o1_1); _mm256_storeu_ps(o + os + 208, o1_2); _mm256_storeu_ps(o + os + 216, o1_3);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 224), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 232), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 240), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 248), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 224), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 232), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 240), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 248), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o + 224), o0_1 = _mm256_loadu_ps(o + 232), o0_2 = _mm256_loadu_ps(o + 240), o0_3 = _mm256_loadu_ps(o + 248);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 224), o1_1 = _mm256_loadu_ps(o + os + 232), o1_2 = _mm256_loadu_ps(o + os + 240), o1_3 = _mm256_loadu_ps(o + os + 248);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 64;
@@ -4251,14 +4356,21 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d256_2x32_t64__avx2(
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 64 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 64 + r * 1].
  * Column blocks of 64 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d256_2x64_t64__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), _mm256_broadcast_ss(alpha + 1)), o1_4 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), _mm256_broadcast_ss(alpha + 1)), o1_5 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), _mm256_broadcast_ss(alpha + 1)), o1_6 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), _mm256_broadcast_ss(alpha + 1)), o1_7 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o), o0_1 = _mm256_loadu_ps(o + 8), o0_2 = _mm256_loadu_ps(o + 16), o0_3 = _mm256_loadu_ps(o + 24), o0_4 = _mm256_loadu_ps(o + 32), o0_5 = _mm256_loadu_ps(o + 40), o0_6 = _mm256_loadu_ps(o + 48), o0_7 = _mm256_loadu_ps(o + 56);
+    __m256 o1_0 = _mm256_loadu_ps(o + os), o1_1 = _mm256_loadu_ps(o + os + 8), o1_2 = _mm256_loadu_ps(o + os + 16), o1_3 = _mm256_loadu_ps(o + os + 24), o1_4 = _mm256_loadu_ps(o + os + 32), o1_5 = _mm256_loadu_ps(o + os + 40), o1_6 = _mm256_loadu_ps(o + os + 48), o1_7 = _mm256_loadu_ps(o + os + 56);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); o0_4 = _mm256_mul_ps(o0_4, a); o0_5 = _mm256_mul_ps(o0_5, a); o0_6 = _mm256_mul_ps(o0_6, a); o0_7 = _mm256_mul_ps(o0_7, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); o1_4 = _mm256_mul_ps(o1_4, a); o1_5 = _mm256_mul_ps(o1_5, a); o1_6 = _mm256_mul_ps(o1_6, a); o1_7 = _mm256_mul_ps(o1_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 64;
@@ -4271,8 +4383,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d256_2x64_t64__avx2(
     _mm256_storeu_ps(o + os, o1_0); _mm256_storeu_ps(o + os + 8, o1_1); _mm256_storeu_ps(o + os + 16, o1_2); _mm256_storeu_ps(o + os + 24, o1_3); _mm256_storeu_ps(o + os + 32, o1_4); _mm256_storeu_ps(o + os + 40, o1_5); _mm256_storeu_ps(o + os + 48, o1_6); _mm256_storeu_ps(o + os + 56, o1_7);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 64), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 72), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 96), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 104), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 64), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 72), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 80), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 88), _mm256_broadcast_ss(alpha + 1)), o1_4 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 96), _mm256_broadcast_ss(alpha + 1)), o1_5 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 104), _mm256_broadcast_ss(alpha + 1)), o1_6 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 112), _mm256_broadcast_ss(alpha + 1)), o1_7 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 120), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o + 64), o0_1 = _mm256_loadu_ps(o + 72), o0_2 = _mm256_loadu_ps(o + 80), o0_3 = _mm256_loadu_ps(o + 88), o0_4 = _mm256_loadu_ps(o + 96), o0_5 = _mm256_loadu_ps(o + 104), o0_6 = _mm256_loadu_ps(o + 112), o0_7 = _mm256_loadu_ps(o + 120);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 64), o1_1 = _mm256_loadu_ps(o + os + 72), o1_2 = _mm256_loadu_ps(o + os + 80), o1_3 = _mm256_loadu_ps(o + os + 88), o1_4 = _mm256_loadu_ps(o + os + 96), o1_5 = _mm256_loadu_ps(o + os + 104), o1_6 = _mm256_loadu_ps(o + os + 112), o1_7 = _mm256_loadu_ps(o + os + 120);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); o0_4 = _mm256_mul_ps(o0_4, a); o0_5 = _mm256_mul_ps(o0_5, a); o0_6 = _mm256_mul_ps(o0_6, a); o0_7 = _mm256_mul_ps(o0_7, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); o1_4 = _mm256_mul_ps(o1_4, a); o1_5 = _mm256_mul_ps(o1_5, a); o1_6 = _mm256_mul_ps(o1_6, a); o1_7 = _mm256_mul_ps(o1_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 64;
@@ -4285,8 +4401,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d256_2x64_t64__avx2(
     _mm256_storeu_ps(o + os + 64, o1_0); _mm256_storeu_ps(o + os + 72, o1_1); _mm256_storeu_ps(o + os + 80, o1_2); _mm256_storeu_ps(o + os + 88, o1_3); _mm256_storeu_ps(o + os + 96, o1_4); _mm256_storeu_ps(o + os + 104, o1_5); _mm256_storeu_ps(o + os + 112, o1_6); _mm256_storeu_ps(o + os + 120, o1_7);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 128), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 136), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 144), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 152), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 160), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 168), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 176), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 184), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 128), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 136), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 144), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 152), _mm256_broadcast_ss(alpha + 1)), o1_4 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 160), _mm256_broadcast_ss(alpha + 1)), o1_5 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 168), _mm256_broadcast_ss(alpha + 1)), o1_6 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 176), _mm256_broadcast_ss(alpha + 1)), o1_7 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 184), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o + 128), o0_1 = _mm256_loadu_ps(o + 136), o0_2 = _mm256_loadu_ps(o + 144), o0_3 = _mm256_loadu_ps(o + 152), o0_4 = _mm256_loadu_ps(o + 160), o0_5 = _mm256_loadu_ps(o + 168), o0_6 = _mm256_loadu_ps(o + 176), o0_7 = _mm256_loadu_ps(o + 184);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 128), o1_1 = _mm256_loadu_ps(o + os + 136), o1_2 = _mm256_loadu_ps(o + os + 144), o1_3 = _mm256_loadu_ps(o + os + 152), o1_4 = _mm256_loadu_ps(o + os + 160), o1_5 = _mm256_loadu_ps(o + os + 168), o1_6 = _mm256_loadu_ps(o + os + 176), o1_7 = _mm256_loadu_ps(o + os + 184);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); o0_4 = _mm256_mul_ps(o0_4, a); o0_5 = _mm256_mul_ps(o0_5, a); o0_6 = _mm256_mul_ps(o0_6, a); o0_7 = _mm256_mul_ps(o0_7, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); o1_4 = _mm256_mul_ps(o1_4, a); o1_5 = _mm256_mul_ps(o1_5, a); o1_6 = _mm256_mul_ps(o1_6, a); o1_7 = _mm256_mul_ps(o1_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 64;
@@ -4299,8 +4419,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d256_2x64_t64__avx2(
     _mm256_storeu_ps(o + os + 128, o1_0); _mm256_storeu_ps(o + os + 136, o1_1); _mm256_storeu_ps(o + os + 144, o1_2); _mm256_storeu_ps(o + os + 152, o1_3); _mm256_storeu_ps(o + os + 160, o1_4); _mm256_storeu_ps(o + os + 168, o1_5); _mm256_storeu_ps(o + os + 176, o1_6); _mm256_storeu_ps(o + os + 184, o1_7);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 192), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 200), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 208), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 216), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 224), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 232), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 240), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 248), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 192), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 200), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 208), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 216), _mm256_broadcast_ss(alpha + 1)), o1_4 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 224), _mm256_broadcast_ss(alpha + 1)), o1_5 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 232), _mm256_broadcast_ss(alpha + 1)), o1_6 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 240), _mm256_broadcast_ss(alpha + 1)), o1_7 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 248), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o + 192), o0_1 = _mm256_loadu_ps(o + 200), o0_2 = _mm256_loadu_ps(o + 208), o0_3 = _mm256_loadu_ps(o + 216), o0_4 = _mm256_loadu_ps(o + 224), o0_5 = _mm256_loadu_ps(o + 232), o0_6 = _mm256_loadu_ps(o + 240), o0_7 = _mm256_loadu_ps(o + 248);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 192), o1_1 = _mm256_loadu_ps(o + os + 200), o1_2 = _mm256_loadu_ps(o + os + 208), o1_3 = _mm256_loadu_ps(o + os + 216), o1_4 = _mm256_loadu_ps(o + os + 224), o1_5 = _mm256_loadu_ps(o + os + 232), o1_6 = _mm256_loadu_ps(o + os + 240), o1_7 = _mm256_loadu_ps(o + os + 248);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); o0_4 = _mm256_mul_ps(o0_4, a); o0_5 = _mm256_mul_ps(o0_5, a); o0_6 = _mm256_mul_ps(o0_6, a); o0_7 = _mm256_mul_ps(o0_7, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); o1_4 = _mm256_mul_ps(o1_4, a); o1_5 = _mm256_mul_ps(o1_5, a); o1_6 = _mm256_mul_ps(o1_6, a); o1_7 = _mm256_mul_ps(o1_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 64;
@@ -4843,8 +4967,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_window_softcap_decode__a
   const int contig = ks == 256 && vs == 256;
   const int nk = contig ? 128 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 256 * (int)sizeof(*a->k));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -4868,7 +4993,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_window_softcap_decode__a
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -4909,7 +5035,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_window_softcap_decode__a
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -4973,7 +5100,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_window_softcap_decode__a
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -5141,8 +5269,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_window_softcap_d
   const int contig = ks == 256 && vs == 256;
   const int nk = contig ? 128 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 256 * (int)sizeof(*a->k));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -5166,7 +5295,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_window_softcap_d
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -5207,7 +5337,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_window_softcap_d
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -5271,7 +5402,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_window_softcap_d
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -5812,8 +5944,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_softcap_decode__avx2(con
   const int contig = ks == 256 && vs == 256;
   const int nk = contig ? 128 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 256 * (int)sizeof(*a->k));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -5836,7 +5969,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_softcap_decode__avx2(con
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -5877,7 +6011,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_softcap_decode__avx2(con
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -5935,7 +6070,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_softcap_decode__avx2(con
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -6094,8 +6230,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_softcap_decode__
   const int contig = ks == 256 && vs == 256;
   const int nk = contig ? 128 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 256 * (int)sizeof(*a->k));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -6118,7 +6255,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_softcap_decode__
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -6159,7 +6297,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_softcap_decode__
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -6217,7 +6356,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_softcap_decode__
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -6378,22 +6518,35 @@ static ATTNGEN_NOINLINE void attngen_qk_d256_16x5_s96__neon(const float *restric
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 8 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 96 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 96 + r * 1].
  * Column blocks of 8 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_panel_8x8_s96__neon(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f || alpha[4] != 1.0f || alpha[5] != 1.0f || alpha[6] != 1.0f || alpha[7] != 1.0f;
   int c0 = 0;
   for (; c0 + 8 <= 8; c0 += 8)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + c0 + 4), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + c0 + 4), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + c0 + 4), vld1q_dup_f32(alpha + 3));
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), vld1q_dup_f32(alpha + 4)), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + c0 + 4), vld1q_dup_f32(alpha + 4));
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), vld1q_dup_f32(alpha + 5)), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + c0 + 4), vld1q_dup_f32(alpha + 5));
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), vld1q_dup_f32(alpha + 6)), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + c0 + 4), vld1q_dup_f32(alpha + 6));
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), vld1q_dup_f32(alpha + 7)), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + c0 + 4), vld1q_dup_f32(alpha + 7));
+    float32x4_t o0_0 = vld1q_f32(o + c0), o0_1 = vld1q_f32(o + c0 + 4);
+    float32x4_t o1_0 = vld1q_f32(o + os + c0), o1_1 = vld1q_f32(o + os + c0 + 4);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + c0), o2_1 = vld1q_f32(o + 2 * os + c0 + 4);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + c0), o3_1 = vld1q_f32(o + 3 * os + c0 + 4);
+    float32x4_t o4_0 = vld1q_f32(o + 4 * os + c0), o4_1 = vld1q_f32(o + 4 * os + c0 + 4);
+    float32x4_t o5_0 = vld1q_f32(o + 5 * os + c0), o5_1 = vld1q_f32(o + 5 * os + c0 + 4);
+    float32x4_t o6_0 = vld1q_f32(o + 6 * os + c0), o6_1 = vld1q_f32(o + 6 * os + c0 + 4);
+    float32x4_t o7_0 = vld1q_f32(o + 7 * os + c0), o7_1 = vld1q_f32(o + 7 * os + c0 + 4);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 4); o4_0 = vmulq_f32(o4_0, a); o4_1 = vmulq_f32(o4_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 5); o5_0 = vmulq_f32(o5_0, a); o5_1 = vmulq_f32(o5_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 6); o6_0 = vmulq_f32(o6_0, a); o6_1 = vmulq_f32(o6_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 7); o7_0 = vmulq_f32(o7_0, a); o7_1 = vmulq_f32(o7_1, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
@@ -6418,14 +6571,24 @@ static ATTNGEN_NOINLINE void attngen_pv_panel_8x8_s96__neon(const float *restric
   }
   for (; c0 + 4 <= 8; c0 += 4)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), vld1q_dup_f32(alpha + 3));
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), vld1q_dup_f32(alpha + 4));
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), vld1q_dup_f32(alpha + 5));
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), vld1q_dup_f32(alpha + 6));
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), vld1q_dup_f32(alpha + 7));
+    float32x4_t o0_0 = vld1q_f32(o + c0);
+    float32x4_t o1_0 = vld1q_f32(o + os + c0);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + c0);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + c0);
+    float32x4_t o4_0 = vld1q_f32(o + 4 * os + c0);
+    float32x4_t o5_0 = vld1q_f32(o + 5 * os + c0);
+    float32x4_t o6_0 = vld1q_f32(o + 6 * os + c0);
+    float32x4_t o7_0 = vld1q_f32(o + 7 * os + c0);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 4); o4_0 = vmulq_f32(o4_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 5); o5_0 = vmulq_f32(o5_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 6); o6_0 = vmulq_f32(o6_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 7); o7_0 = vmulq_f32(o7_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
@@ -7618,14 +7781,21 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d256_2x8_s64_rowwise__neon(const floa
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 32 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_d256_2x32_p64__neon(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 12), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + 16), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + 20), vld1q_dup_f32(alpha)), o0_6 = vmulq_f32(vld1q_f32(o + 24), vld1q_dup_f32(alpha)), o0_7 = vmulq_f32(vld1q_f32(o + 28), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 4), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 8), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 12), vld1q_dup_f32(alpha + 1)), o1_4 = vmulq_f32(vld1q_f32(o + os + 16), vld1q_dup_f32(alpha + 1)), o1_5 = vmulq_f32(vld1q_f32(o + os + 20), vld1q_dup_f32(alpha + 1)), o1_6 = vmulq_f32(vld1q_f32(o + os + 24), vld1q_dup_f32(alpha + 1)), o1_7 = vmulq_f32(vld1q_f32(o + os + 28), vld1q_dup_f32(alpha + 1));
+    float32x4_t o0_0 = vld1q_f32(o), o0_1 = vld1q_f32(o + 4), o0_2 = vld1q_f32(o + 8), o0_3 = vld1q_f32(o + 12), o0_4 = vld1q_f32(o + 16), o0_5 = vld1q_f32(o + 20), o0_6 = vld1q_f32(o + 24), o0_7 = vld1q_f32(o + 28);
+    float32x4_t o1_0 = vld1q_f32(o + os), o1_1 = vld1q_f32(o + os + 4), o1_2 = vld1q_f32(o + os + 8), o1_3 = vld1q_f32(o + os + 12), o1_4 = vld1q_f32(o + os + 16), o1_5 = vld1q_f32(o + os + 20), o1_6 = vld1q_f32(o + os + 24), o1_7 = vld1q_f32(o + os + 28);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); o0_4 = vmulq_f32(o0_4, a); o0_5 = vmulq_f32(o0_5, a); o0_6 = vmulq_f32(o0_6, a); o0_7 = vmulq_f32(o0_7, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); o1_4 = vmulq_f32(o1_4, a); o1_5 = vmulq_f32(o1_5, a); o1_6 = vmulq_f32(o1_6, a); o1_7 = vmulq_f32(o1_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -7637,8 +7807,12 @@ static ATTNGEN_NOINLINE void attngen_pv_d256_2x32_p64__neon(const float *restric
     vst1q_f32(o + os, o1_0); vst1q_f32(o + os + 4, o1_1); vst1q_f32(o + os + 8, o1_2); vst1q_f32(o + os + 12, o1_3); vst1q_f32(o + os + 16, o1_4); vst1q_f32(o + os + 20, o1_5); vst1q_f32(o + os + 24, o1_6); vst1q_f32(o + os + 28, o1_7);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 32), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 36), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 40), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 44), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + 48), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + 52), vld1q_dup_f32(alpha)), o0_6 = vmulq_f32(vld1q_f32(o + 56), vld1q_dup_f32(alpha)), o0_7 = vmulq_f32(vld1q_f32(o + 60), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 32), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 36), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 40), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 44), vld1q_dup_f32(alpha + 1)), o1_4 = vmulq_f32(vld1q_f32(o + os + 48), vld1q_dup_f32(alpha + 1)), o1_5 = vmulq_f32(vld1q_f32(o + os + 52), vld1q_dup_f32(alpha + 1)), o1_6 = vmulq_f32(vld1q_f32(o + os + 56), vld1q_dup_f32(alpha + 1)), o1_7 = vmulq_f32(vld1q_f32(o + os + 60), vld1q_dup_f32(alpha + 1));
+    float32x4_t o0_0 = vld1q_f32(o + 32), o0_1 = vld1q_f32(o + 36), o0_2 = vld1q_f32(o + 40), o0_3 = vld1q_f32(o + 44), o0_4 = vld1q_f32(o + 48), o0_5 = vld1q_f32(o + 52), o0_6 = vld1q_f32(o + 56), o0_7 = vld1q_f32(o + 60);
+    float32x4_t o1_0 = vld1q_f32(o + os + 32), o1_1 = vld1q_f32(o + os + 36), o1_2 = vld1q_f32(o + os + 40), o1_3 = vld1q_f32(o + os + 44), o1_4 = vld1q_f32(o + os + 48), o1_5 = vld1q_f32(o + os + 52), o1_6 = vld1q_f32(o + os + 56), o1_7 = vld1q_f32(o + os + 60);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); o0_4 = vmulq_f32(o0_4, a); o0_5 = vmulq_f32(o0_5, a); o0_6 = vmulq_f32(o0_6, a); o0_7 = vmulq_f32(o0_7, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); o1_4 = vmulq_f32(o1_4, a); o1_5 = vmulq_f32(o1_5, a); o1_6 = vmulq_f32(o1_6, a); o1_7 = vmulq_f32(o1_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -7650,8 +7824,12 @@ static ATTNGEN_NOINLINE void attngen_pv_d256_2x32_p64__neon(const float *restric
     vst1q_f32(o + os + 32, o1_0); vst1q_f32(o + os + 36, o1_1); vst1q_f32(o + os + 40, o1_2); vst1q_f32(o + os + 44, o1_3); vst1q_f32(o + os + 48, o1_4); vst1q_f32(o + os + 52, o1_5); vst1q_f32(o + os + 56, o1_6); vst1q_f32(o + os + 60, o1_7);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 64), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 68), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 72), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 76), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + 80), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + 84), vld1q_dup_f32(alpha)), o0_6 = vmulq_f32(vld1q_f32(o + 88), vld1q_dup_f32(alpha)), o0_7 = vmulq_f32(vld1q_f32(o + 92), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 64), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 68), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 72), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 76), vld1q_dup_f32(alpha + 1)), o1_4 = vmulq_f32(vld1q_f32(o + os + 80), vld1q_dup_f32(alpha + 1)), o1_5 = vmulq_f32(vld1q_f32(o + os + 84), vld1q_dup_f32(alpha + 1)), o1_6 = vmulq_f32(vld1q_f32(o + os + 88), vld1q_dup_f32(alpha + 1)), o1_7 = vmulq_f32(vld1q_f32(o + os + 92), vld1q_dup_f32(alpha + 1));
+    float32x4_t o0_0 = vld1q_f32(o + 64), o0_1 = vld1q_f32(o + 68), o0_2 = vld1q_f32(o + 72), o0_3 = vld1q_f32(o + 76), o0_4 = vld1q_f32(o + 80), o0_5 = vld1q_f32(o + 84), o0_6 = vld1q_f32(o + 88), o0_7 = vld1q_f32(o + 92);
+    float32x4_t o1_0 = vld1q_f32(o + os + 64), o1_1 = vld1q_f32(o + os + 68), o1_2 = vld1q_f32(o + os + 72), o1_3 = vld1q_f32(o + os + 76), o1_4 = vld1q_f32(o + os + 80), o1_5 = vld1q_f32(o + os + 84), o1_6 = vld1q_f32(o + os + 88), o1_7 = vld1q_f32(o + os + 92);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); o0_4 = vmulq_f32(o0_4, a); o0_5 = vmulq_f32(o0_5, a); o0_6 = vmulq_f32(o0_6, a); o0_7 = vmulq_f32(o0_7, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); o1_4 = vmulq_f32(o1_4, a); o1_5 = vmulq_f32(o1_5, a); o1_6 = vmulq_f32(o1_6, a); o1_7 = vmulq_f32(o1_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -7663,8 +7841,12 @@ static ATTNGEN_NOINLINE void attngen_pv_d256_2x32_p64__neon(const float *restric
     vst1q_f32(o + os + 64, o1_0); vst1q_f32(o + os + 68, o1_1); vst1q_f32(o + os + 72, o1_2); vst1q_f32(o + os + 76, o1_3); vst1q_f32(o + os + 80, o1_4); vst1q_f32(o + os + 84, o1_5); vst1q_f32(o + os + 88, o1_6); vst1q_f32(o + os + 92, o1_7);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 96), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 100), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 104), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 108), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + 112), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + 116), vld1q_dup_f32(alpha)), o0_6 = vmulq_f32(vld1q_f32(o + 120), vld1q_dup_f32(alpha)), o0_7 = vmulq_f32(vld1q_f32(o + 124), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 96), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 100), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 104), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 108), vld1q_dup_f32(alpha + 1)), o1_4 = vmulq_f32(vld1q_f32(o + os + 112), vld1q_dup_f32(alpha + 1)), o1_5 = vmulq_f32(vld1q_f32(o + os + 116), vld1q_dup_f32(alpha + 1)), o1_6 = vmulq_f32(vld1q_f32(o + os + 120), vld1q_dup_f32(alpha + 1)), o1_7 = vmulq_f32(vld1q_f32(o + os + 124), vld1q_dup_f32(alpha + 1));
+    float32x4_t o0_0 = vld1q_f32(o + 96), o0_1 = vld1q_f32(o + 100), o0_2 = vld1q_f32(o + 104), o0_3 = vld1q_f32(o + 108), o0_4 = vld1q_f32(o + 112), o0_5 = vld1q_f32(o + 116), o0_6 = vld1q_f32(o + 120), o0_7 = vld1q_f32(o + 124);
+    float32x4_t o1_0 = vld1q_f32(o + os + 96), o1_1 = vld1q_f32(o + os + 100), o1_2 = vld1q_f32(o + os + 104), o1_3 = vld1q_f32(o + os + 108), o1_4 = vld1q_f32(o + os + 112), o1_5 = vld1q_f32(o + os + 116), o1_6 = vld1q_f32(o + os + 120), o1_7 = vld1q_f32(o + os + 124);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); o0_4 = vmulq_f32(o0_4, a); o0_5 = vmulq_f32(o0_5, a); o0_6 = vmulq_f32(o0_6, a); o0_7 = vmulq_f32(o0_7, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); o1_4 = vmulq_f32(o1_4, a); o1_5 = vmulq_f32(o1_5, a); o1_6 = vmulq_f32(o1_6, a); o1_7 = vmulq_f32(o1_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -7676,8 +7858,12 @@ static ATTNGEN_NOINLINE void attngen_pv_d256_2x32_p64__neon(const float *restric
     vst1q_f32(o + os + 96, o1_0); vst1q_f32(o + os + 100, o1_1); vst1q_f32(o + os + 104, o1_2); vst1q_f32(o + os + 108, o1_3); vst1q_f32(o + os + 112, o1_4); vst1q_f32(o + os + 116, o1_5); vst1q_f32(o + os + 120, o1_6); vst1q_f32(o + os + 124, o1_7);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 128), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 132), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 136), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 140), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + 144), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + 148), vld1q_dup_f32(alpha)), o0_6 = vmulq_f32(vld1q_f32(o + 152), vld1q_dup_f32(alpha)), o0_7 = vmulq_f32(vld1q_f32(o + 156), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 128), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 132), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 136), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 140), vld1q_dup_f32(alpha + 1)), o1_4 = vmulq_f32(vld1q_f32(o + os + 144), vld1q_dup_f32(alpha + 1)), o1_5 = vmulq_f32(vld1q_f32(o + os + 148), vld1q_dup_f32(alpha + 1)), o1_6 = vmulq_f32(vld1q_f32(o + os + 152), vld1q_dup_f32(alpha + 1)), o1_7 = vmulq_f32(vld1q_f32(o + os + 156), vld1q_dup_f32(alpha + 1));
+    float32x4_t o0_0 = vld1q_f32(o + 128), o0_1 = vld1q_f32(o + 132), o0_2 = vld1q_f32(o + 136), o0_3 = vld1q_f32(o + 140), o0_4 = vld1q_f32(o + 144), o0_5 = vld1q_f32(o + 148), o0_6 = vld1q_f32(o + 152), o0_7 = vld1q_f32(o + 156);
+    float32x4_t o1_0 = vld1q_f32(o + os + 128), o1_1 = vld1q_f32(o + os + 132), o1_2 = vld1q_f32(o + os + 136), o1_3 = vld1q_f32(o + os + 140), o1_4 = vld1q_f32(o + os + 144), o1_5 = vld1q_f32(o + os + 148), o1_6 = vld1q_f32(o + os + 152), o1_7 = vld1q_f32(o + os + 156);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); o0_4 = vmulq_f32(o0_4, a); o0_5 = vmulq_f32(o0_5, a); o0_6 = vmulq_f32(o0_6, a); o0_7 = vmulq_f32(o0_7, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); o1_4 = vmulq_f32(o1_4, a); o1_5 = vmulq_f32(o1_5, a); o1_6 = vmulq_f32(o1_6, a); o1_7 = vmulq_f32(o1_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -7689,8 +7875,12 @@ static ATTNGEN_NOINLINE void attngen_pv_d256_2x32_p64__neon(const float *restric
     vst1q_f32(o + os + 128, o1_0); vst1q_f32(o + os + 132, o1_1); vst1q_f32(o + os + 136, o1_2); vst1q_f32(o + os + 140, o1_3); vst1q_f32(o + os + 144, o1_4); vst1q_f32(o + os + 148, o1_5); vst1q_f32(o + os + 152, o1_6); vst1q_f32(o + os + 156, o1_7);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 160), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 164), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 168), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 172), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + 176), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + 180), vld1q_dup_f32(alpha)), o0_6 = vmulq_f32(vld1q_f32(o + 184), vld1q_dup_f32(alpha)), o0_7 = vmulq_f32(vld1q_f32(o + 188), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 160), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 164), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 168), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 172), vld1q_dup_f32(alpha + 1)), o1_4 = vmulq_f32(vld1q_f32(o + os + 176), vld1q_dup_f32(alpha + 1)), o1_5 = vmulq_f32(vld1q_f32(o + os + 180), vld1q_dup_f32(alpha + 1)), o1_6 = vmulq_f32(vld1q_f32(o + os + 184), vld1q_dup_f32(alpha + 1)), o1_7 = vmulq_f32(vld1q_f32(o + os + 188), vld1q_dup_f32(alpha + 1));
+    float32x4_t o0_0 = vld1q_f32(o + 160), o0_1 = vld1q_f32(o + 164), o0_2 = vld1q_f32(o + 168), o0_3 = vld1q_f32(o + 172), o0_4 = vld1q_f32(o + 176), o0_5 = vld1q_f32(o + 180), o0_6 = vld1q_f32(o + 184), o0_7 = vld1q_f32(o + 188);
+    float32x4_t o1_0 = vld1q_f32(o + os + 160), o1_1 = vld1q_f32(o + os + 164), o1_2 = vld1q_f32(o + os + 168), o1_3 = vld1q_f32(o + os + 172), o1_4 = vld1q_f32(o + os + 176), o1_5 = vld1q_f32(o + os + 180), o1_6 = vld1q_f32(o + os + 184), o1_7 = vld1q_f32(o + os + 188);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); o0_4 = vmulq_f32(o0_4, a); o0_5 = vmulq_f32(o0_5, a); o0_6 = vmulq_f32(o0_6, a); o0_7 = vmulq_f32(o0_7, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); o1_4 = vmulq_f32(o1_4, a); o1_5 = vmulq_f32(o1_5, a); o1_6 = vmulq_f32(o1_6, a); o1_7 = vmulq_f32(o1_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -7702,8 +7892,12 @@ static ATTNGEN_NOINLINE void attngen_pv_d256_2x32_p64__neon(const float *restric
     vst1q_f32(o + os + 160, o1_0); vst1q_f32(o + os + 164, o1_1); vst1q_f32(o + os + 168, o1_2); vst1q_f32(o + os + 172, o1_3); vst1q_f32(o + os + 176, o1_4); vst1q_f32(o + os + 180, o1_5); vst1q_f32(o + os + 184, o1_6); vst1q_f32(o + os + 188, o1_7);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 192), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 196), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 200), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 204), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + 208), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + 212), vld1q_dup_f32(alpha)), o0_6 = vmulq_f32(vld1q_f32(o + 216), vld1q_dup_f32(alpha)), o0_7 = vmulq_f32(vld1q_f32(o + 220), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 192), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 196), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 200), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 204), vld1q_dup_f32(alpha + 1)), o1_4 = vmulq_f32(vld1q_f32(o + os + 208), vld1q_dup_f32(alpha + 1)), o1_5 = vmulq_f32(vld1q_f32(o + os + 212), vld1q_dup_f32(alpha + 1)), o1_6 = vmulq_f32(vld1q_f32(o + os + 216), vld1q_dup_f32(alpha + 1)), o1_7 = vmulq_f32(vld1q_f32(o + os + 220), vld1q_dup_f32(alpha + 1));
+    float32x4_t o0_0 = vld1q_f32(o + 192), o0_1 = vld1q_f32(o + 196), o0_2 = vld1q_f32(o + 200), o0_3 = vld1q_f32(o + 204), o0_4 = vld1q_f32(o + 208), o0_5 = vld1q_f32(o + 212), o0_6 = vld1q_f32(o + 216), o0_7 = vld1q_f32(o + 220);
+    float32x4_t o1_0 = vld1q_f32(o + os + 192), o1_1 = vld1q_f32(o + os + 196), o1_2 = vld1q_f32(o + os + 200), o1_3 = vld1q_f32(o + os + 204), o1_4 = vld1q_f32(o + os + 208), o1_5 = vld1q_f32(o + os + 212), o1_6 = vld1q_f32(o + os + 216), o1_7 = vld1q_f32(o + os + 220);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); o0_4 = vmulq_f32(o0_4, a); o0_5 = vmulq_f32(o0_5, a); o0_6 = vmulq_f32(o0_6, a); o0_7 = vmulq_f32(o0_7, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); o1_4 = vmulq_f32(o1_4, a); o1_5 = vmulq_f32(o1_5, a); o1_6 = vmulq_f32(o1_6, a); o1_7 = vmulq_f32(o1_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -7715,8 +7909,12 @@ static ATTNGEN_NOINLINE void attngen_pv_d256_2x32_p64__neon(const float *restric
     vst1q_f32(o + os + 192, o1_0); vst1q_f32(o + os + 196, o1_1); vst1q_f32(o + os + 200, o1_2); vst1q_f32(o + os + 204, o1_3); vst1q_f32(o + os + 208, o1_4); vst1q_f32(o + os + 212, o1_5); vst1q_f32(o + os + 216, o1_6); vst1q_f32(o + os + 220, o1_7);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 224), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 228), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 232), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 236), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + 240), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + 244), vld1q_dup_f32(alpha)), o0_6 = vmulq_f32(vld1q_f32(o + 248), vld1q_dup_f32(alpha)), o0_7 = vmulq_f32(vld1q_f32(o + 252), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 224), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 228), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 232), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 236), vld1q_dup_f32(alpha + 1)), o1_4 = vmulq_f32(vld1q_f32(o + os + 240), vld1q_dup_f32(alpha + 1)), o1_5 = vmulq_f32(vld1q_f32(o + os + 244), vld1q_dup_f32(alpha + 1)), o1_6 = vmulq_f32(vld1q_f32(o + os + 248), vld1q_dup_f32(alpha + 1)), o1_7 = vmulq_f32(vld1q_f32(o + os + 252), vld1q_dup_f32(alpha + 1));
+    float32x4_t o0_0 = vld1q_f32(o + 224), o0_1 = vld1q_f32(o + 228), o0_2 = vld1q_f32(o + 232), o0_3 = vld1q_f32(o + 236), o0_4 = vld1q_f32(o + 240), o0_5 = vld1q_f32(o + 244), o0_6 = vld1q_f32(o + 248), o0_7 = vld1q_f32(o + 252);
+    float32x4_t o1_0 = vld1q_f32(o + os + 224), o1_1 = vld1q_f32(o + os + 228), o1_2 = vld1q_f32(o + os + 232), o1_3 = vld1q_f32(o + os + 236), o1_4 = vld1q_f32(o + os + 240), o1_5 = vld1q_f32(o + os + 244), o1_6 = vld1q_f32(o + os + 248), o1_7 = vld1q_f32(o + os + 252);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); o0_4 = vmulq_f32(o0_4, a); o0_5 = vmulq_f32(o0_5, a); o0_6 = vmulq_f32(o0_6, a); o0_7 = vmulq_f32(o0_7, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); o1_4 = vmulq_f32(o1_4, a); o1_5 = vmulq_f32(o1_5, a); o1_6 = vmulq_f32(o1_6, a); o1_7 = vmulq_f32(o1_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -9418,18 +9616,27 @@ static ATTNGEN_NOINLINE void attngen_qk_d256_4x4_s64__scalar(const float *restri
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 64 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 64 + r * 1].
  * Column blocks of 4 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_panel_4x4_s64__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
   int c0 = 0;
   for (; c0 + 4 <= 4; c0 += 4)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
-    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2))), o2_1 = ((*(o + 2 * os + c0 + 1)) * (*(alpha + 2))), o2_2 = ((*(o + 2 * os + c0 + 2)) * (*(alpha + 2))), o2_3 = ((*(o + 2 * os + c0 + 3)) * (*(alpha + 2)));
-    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3))), o3_1 = ((*(o + 3 * os + c0 + 1)) * (*(alpha + 3))), o3_2 = ((*(o + 3 * os + c0 + 2)) * (*(alpha + 3))), o3_3 = ((*(o + 3 * os + c0 + 3)) * (*(alpha + 3)));
+    float o0_0 = (*(o + c0)), o0_1 = (*(o + c0 + 1)), o0_2 = (*(o + c0 + 2)), o0_3 = (*(o + c0 + 3));
+    float o1_0 = (*(o + os + c0)), o1_1 = (*(o + os + c0 + 1)), o1_2 = (*(o + os + c0 + 2)), o1_3 = (*(o + os + c0 + 3));
+    float o2_0 = (*(o + 2 * os + c0)), o2_1 = (*(o + 2 * os + c0 + 1)), o2_2 = (*(o + 2 * os + c0 + 2)), o2_3 = (*(o + 2 * os + c0 + 3));
+    float o3_0 = (*(o + 3 * os + c0)), o3_1 = (*(o + 3 * os + c0 + 1)), o3_2 = (*(o + 3 * os + c0 + 2)), o3_3 = (*(o + 3 * os + c0 + 3));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); o0_1 = (o0_1 * a); o0_2 = (o0_2 * a); o0_3 = (o0_3 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); o1_1 = (o1_1 * a); o1_2 = (o1_2 * a); o1_3 = (o1_3 * a); }
+      { const float a = (*(alpha + 2)); o2_0 = (o2_0 * a); o2_1 = (o2_1 * a); o2_2 = (o2_2 * a); o2_3 = (o2_3 * a); }
+      { const float a = (*(alpha + 3)); o3_0 = (o3_0 * a); o3_1 = (o3_1 * a); o3_2 = (o3_2 * a); o3_3 = (o3_3 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 64;
@@ -9446,10 +9653,16 @@ static ATTNGEN_NOINLINE void attngen_pv_panel_4x4_s64__scalar(const float *restr
   }
   for (; c0 + 1 <= 4; c0 += 1)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
-    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2)));
-    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3)));
+    float o0_0 = (*(o + c0));
+    float o1_0 = (*(o + os + c0));
+    float o2_0 = (*(o + 2 * os + c0));
+    float o3_0 = (*(o + 3 * os + c0));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); }
+      { const float a = (*(alpha + 2)); o2_0 = (o2_0 * a); }
+      { const float a = (*(alpha + 3)); o3_0 = (o3_0 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 64;
@@ -9554,16 +9767,22 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d256_1x8_s64_rowwise__scalar(const fl
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 8 floats keep 8 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_d256_1x8_p64__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   (void)os; /* one row per block */
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f;
   int c0 = 0;
   for (; c0 + 8 <= 256; c0 += 8)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha))), o0_4 = ((*(o + c0 + 4)) * (*(alpha))), o0_5 = ((*(o + c0 + 5)) * (*(alpha))), o0_6 = ((*(o + c0 + 6)) * (*(alpha))), o0_7 = ((*(o + c0 + 7)) * (*(alpha)));
+    float o0_0 = (*(o + c0)), o0_1 = (*(o + c0 + 1)), o0_2 = (*(o + c0 + 2)), o0_3 = (*(o + c0 + 3)), o0_4 = (*(o + c0 + 4)), o0_5 = (*(o + c0 + 5)), o0_6 = (*(o + c0 + 6)), o0_7 = (*(o + c0 + 7));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); o0_1 = (o0_1 * a); o0_2 = (o0_2 * a); o0_3 = (o0_3 * a); o0_4 = (o0_4 * a); o0_5 = (o0_5 * a); o0_6 = (o0_6 * a); o0_7 = (o0_7 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -9574,7 +9793,10 @@ static ATTNGEN_NOINLINE void attngen_pv_d256_1x8_p64__scalar(const float *restri
   }
   for (; c0 + 1 <= 256; c0 += 1)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha)));
+    float o0_0 = (*(o + c0));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;

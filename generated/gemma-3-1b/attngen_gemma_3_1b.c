@@ -510,20 +510,33 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d256_32x8_s96__avx
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 8 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 96 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 96 + r * 1].
  * Column blocks of 32 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_panel_8x32_s96__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f || alpha[4] != 1.0f || alpha[5] != 1.0f || alpha[6] != 1.0f || alpha[7] != 1.0f;
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 16), _mm512_set1_ps(*(alpha + 1)));
-    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 16), _mm512_set1_ps(*(alpha + 2)));
-    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 16), _mm512_set1_ps(*(alpha + 3)));
-    __m512 o4_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 4 * os), _mm512_set1_ps(*(alpha + 4))), o4_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 4 * os + 16), _mm512_set1_ps(*(alpha + 4)));
-    __m512 o5_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 5 * os), _mm512_set1_ps(*(alpha + 5))), o5_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 5 * os + 16), _mm512_set1_ps(*(alpha + 5)));
-    __m512 o6_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 6 * os), _mm512_set1_ps(*(alpha + 6))), o6_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 6 * os + 16), _mm512_set1_ps(*(alpha + 6)));
-    __m512 o7_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 7 * os), _mm512_set1_ps(*(alpha + 7))), o7_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 7 * os + 16), _mm512_set1_ps(*(alpha + 7)));
+    __m512 o0_0 = _mm512_loadu_ps(o), o0_1 = _mm512_loadu_ps(o + 16);
+    __m512 o1_0 = _mm512_loadu_ps(o + os), o1_1 = _mm512_loadu_ps(o + os + 16);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os), o2_1 = _mm512_loadu_ps(o + 2 * os + 16);
+    __m512 o3_0 = _mm512_loadu_ps(o + 3 * os), o3_1 = _mm512_loadu_ps(o + 3 * os + 16);
+    __m512 o4_0 = _mm512_loadu_ps(o + 4 * os), o4_1 = _mm512_loadu_ps(o + 4 * os + 16);
+    __m512 o5_0 = _mm512_loadu_ps(o + 5 * os), o5_1 = _mm512_loadu_ps(o + 5 * os + 16);
+    __m512 o6_0 = _mm512_loadu_ps(o + 6 * os), o6_1 = _mm512_loadu_ps(o + 6 * os + 16);
+    __m512 o7_0 = _mm512_loadu_ps(o + 7 * os), o7_1 = _mm512_loadu_ps(o + 7 * os + 16);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 3)); o3_0 = _mm512_mul_ps(o3_0, a); o3_1 = _mm512_mul_ps(o3_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 4)); o4_0 = _mm512_mul_ps(o4_0, a); o4_1 = _mm512_mul_ps(o4_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 5)); o5_0 = _mm512_mul_ps(o5_0, a); o5_1 = _mm512_mul_ps(o5_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 6)); o6_0 = _mm512_mul_ps(o6_0, a); o6_1 = _mm512_mul_ps(o6_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 7)); o7_0 = _mm512_mul_ps(o7_0, a); o7_1 = _mm512_mul_ps(o7_1, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
@@ -549,187 +562,115 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_panel_8x32_s96__av
   }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows and KB=8 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 32 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d256_2x8_t32__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d256_4x4_t32__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   const float *restrict k2 = krow[2];
   const float *restrict k3 = krow[3];
-  const float *restrict k4 = krow[4];
-  const float *restrict k5 = krow[5];
-  const float *restrict k6 = krow[6];
-  const float *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 256;
-    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps(), acc0_4 = _mm512_setzero_ps(), acc0_5 = _mm512_setzero_ps(), acc0_6 = _mm512_setzero_ps(), acc0_7 = _mm512_setzero_ps();
-    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(), acc1_4 = _mm512_setzero_ps(), acc1_5 = _mm512_setzero_ps(), acc1_6 = _mm512_setzero_ps(), acc1_7 = _mm512_setzero_ps();
-    { const __m512 qv0 = _mm512_loadu_ps(q0); const __m512 qv1 = _mm512_loadu_ps(q1);
-      { __m512 kv = _mm512_loadu_ps(k0); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_loadu_ps(k4); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_loadu_ps(k5); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_loadu_ps(k6); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_loadu_ps(k7); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 16); const __m512 qv1 = _mm512_loadu_ps(q1 + 16);
-      { __m512 kv = _mm512_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 16); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 16); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_loadu_ps(k4 + 16); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_loadu_ps(k5 + 16); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_loadu_ps(k6 + 16); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_loadu_ps(k7 + 16); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 32); const __m512 qv1 = _mm512_loadu_ps(q1 + 32);
-      { __m512 kv = _mm512_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 32); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 32); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_loadu_ps(k4 + 32); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_loadu_ps(k5 + 32); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_loadu_ps(k6 + 32); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_loadu_ps(k7 + 32); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 48); const __m512 qv1 = _mm512_loadu_ps(q1 + 48);
-      { __m512 kv = _mm512_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 48); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 48); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_loadu_ps(k4 + 48); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_loadu_ps(k5 + 48); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_loadu_ps(k6 + 48); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_loadu_ps(k7 + 48); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 64); const __m512 qv1 = _mm512_loadu_ps(q1 + 64);
-      { __m512 kv = _mm512_loadu_ps(k0 + 64); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 64); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 64); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 64); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_loadu_ps(k4 + 64); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_loadu_ps(k5 + 64); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_loadu_ps(k6 + 64); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_loadu_ps(k7 + 64); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 80); const __m512 qv1 = _mm512_loadu_ps(q1 + 80);
-      { __m512 kv = _mm512_loadu_ps(k0 + 80); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 80); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 80); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 80); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_loadu_ps(k4 + 80); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_loadu_ps(k5 + 80); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_loadu_ps(k6 + 80); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_loadu_ps(k7 + 80); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 96); const __m512 qv1 = _mm512_loadu_ps(q1 + 96);
-      { __m512 kv = _mm512_loadu_ps(k0 + 96); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 96); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 96); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 96); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_loadu_ps(k4 + 96); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_loadu_ps(k5 + 96); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_loadu_ps(k6 + 96); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_loadu_ps(k7 + 96); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 112); const __m512 qv1 = _mm512_loadu_ps(q1 + 112);
-      { __m512 kv = _mm512_loadu_ps(k0 + 112); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 112); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 112); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 112); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_loadu_ps(k4 + 112); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_loadu_ps(k5 + 112); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_loadu_ps(k6 + 112); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_loadu_ps(k7 + 112); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 128); const __m512 qv1 = _mm512_loadu_ps(q1 + 128);
-      { __m512 kv = _mm512_loadu_ps(k0 + 128); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 128); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 128); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 128); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_loadu_ps(k4 + 128); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_loadu_ps(k5 + 128); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_loadu_ps(k6 + 128); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_loadu_ps(k7 + 128); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 144); const __m512 qv1 = _mm512_loadu_ps(q1 + 144);
-      { __m512 kv = _mm512_loadu_ps(k0 + 144); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 144); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 144); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 144); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_loadu_ps(k4 + 144); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_loadu_ps(k5 + 144); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_loadu_ps(k6 + 144); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_loadu_ps(k7 + 144); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 160); const __m512 qv1 = _mm512_loadu_ps(q1 + 160);
-      { __m512 kv = _mm512_loadu_ps(k0 + 160); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 160); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 160); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 160); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_loadu_ps(k4 + 160); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_loadu_ps(k5 + 160); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_loadu_ps(k6 + 160); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_loadu_ps(k7 + 160); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 176); const __m512 qv1 = _mm512_loadu_ps(q1 + 176);
-      { __m512 kv = _mm512_loadu_ps(k0 + 176); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 176); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 176); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 176); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_loadu_ps(k4 + 176); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_loadu_ps(k5 + 176); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_loadu_ps(k6 + 176); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_loadu_ps(k7 + 176); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 192); const __m512 qv1 = _mm512_loadu_ps(q1 + 192);
-      { __m512 kv = _mm512_loadu_ps(k0 + 192); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 192); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 192); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 192); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_loadu_ps(k4 + 192); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_loadu_ps(k5 + 192); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_loadu_ps(k6 + 192); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_loadu_ps(k7 + 192); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 208); const __m512 qv1 = _mm512_loadu_ps(q1 + 208);
-      { __m512 kv = _mm512_loadu_ps(k0 + 208); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 208); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 208); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 208); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_loadu_ps(k4 + 208); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_loadu_ps(k5 + 208); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_loadu_ps(k6 + 208); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_loadu_ps(k7 + 208); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 224); const __m512 qv1 = _mm512_loadu_ps(q1 + 224);
-      { __m512 kv = _mm512_loadu_ps(k0 + 224); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 224); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 224); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 224); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_loadu_ps(k4 + 224); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_loadu_ps(k5 + 224); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_loadu_ps(k6 + 224); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_loadu_ps(k7 + 224); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 240); const __m512 qv1 = _mm512_loadu_ps(q1 + 240);
-      { __m512 kv = _mm512_loadu_ps(k0 + 240); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 240); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 240); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 240); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_loadu_ps(k4 + 240); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_loadu_ps(k5 + 240); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_loadu_ps(k6 + 240); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_loadu_ps(k7 + 240); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[32] = t4[1]; s[64] = t4[2]; s[96] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_4, acc0_5, acc0_6, acc0_7);
-      s[128] = t4[0]; s[160] = t4[1]; s[192] = t4[2]; s[224] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
-      s[1] = t4[0]; s[33] = t4[1]; s[65] = t4[2]; s[97] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_4, acc1_5, acc1_6, acc1_7);
-      s[129] = t4[0]; s[161] = t4[1]; s[193] = t4[2]; s[225] = t4[3]; }
+    const float *restrict q2 = qp + 2 * 256;
+    const float *restrict q3 = qp + 3 * 256;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
+    __m512 acc2_0 = _mm512_setzero_ps(), acc2_1 = _mm512_setzero_ps(), acc2_2 = _mm512_setzero_ps(), acc2_3 = _mm512_setzero_ps();
+    __m512 acc3_0 = _mm512_setzero_ps(), acc3_1 = _mm512_setzero_ps(), acc3_2 = _mm512_setzero_ps(), acc3_3 = _mm512_setzero_ps();
+    { const __m512 qv0 = _mm512_loadu_ps(q0); const __m512 qv1 = _mm512_loadu_ps(q1); const __m512 qv2 = _mm512_loadu_ps(q2); const __m512 qv3 = _mm512_loadu_ps(q3);
+      { __m512 kv = _mm512_loadu_ps(k0); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_loadu_ps(k2); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_loadu_ps(k3); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 16); const __m512 qv1 = _mm512_loadu_ps(q1 + 16); const __m512 qv2 = _mm512_loadu_ps(q2 + 16); const __m512 qv3 = _mm512_loadu_ps(q3 + 16);
+      { __m512 kv = _mm512_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 16); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 16); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 32); const __m512 qv1 = _mm512_loadu_ps(q1 + 32); const __m512 qv2 = _mm512_loadu_ps(q2 + 32); const __m512 qv3 = _mm512_loadu_ps(q3 + 32);
+      { __m512 kv = _mm512_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 32); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 32); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 48); const __m512 qv1 = _mm512_loadu_ps(q1 + 48); const __m512 qv2 = _mm512_loadu_ps(q2 + 48); const __m512 qv3 = _mm512_loadu_ps(q3 + 48);
+      { __m512 kv = _mm512_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 48); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 48); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 64); const __m512 qv1 = _mm512_loadu_ps(q1 + 64); const __m512 qv2 = _mm512_loadu_ps(q2 + 64); const __m512 qv3 = _mm512_loadu_ps(q3 + 64);
+      { __m512 kv = _mm512_loadu_ps(k0 + 64); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 64); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 64); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 64); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 80); const __m512 qv1 = _mm512_loadu_ps(q1 + 80); const __m512 qv2 = _mm512_loadu_ps(q2 + 80); const __m512 qv3 = _mm512_loadu_ps(q3 + 80);
+      { __m512 kv = _mm512_loadu_ps(k0 + 80); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 80); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 80); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 80); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 96); const __m512 qv1 = _mm512_loadu_ps(q1 + 96); const __m512 qv2 = _mm512_loadu_ps(q2 + 96); const __m512 qv3 = _mm512_loadu_ps(q3 + 96);
+      { __m512 kv = _mm512_loadu_ps(k0 + 96); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 96); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 96); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 96); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 112); const __m512 qv1 = _mm512_loadu_ps(q1 + 112); const __m512 qv2 = _mm512_loadu_ps(q2 + 112); const __m512 qv3 = _mm512_loadu_ps(q3 + 112);
+      { __m512 kv = _mm512_loadu_ps(k0 + 112); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 112); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 112); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 112); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 128); const __m512 qv1 = _mm512_loadu_ps(q1 + 128); const __m512 qv2 = _mm512_loadu_ps(q2 + 128); const __m512 qv3 = _mm512_loadu_ps(q3 + 128);
+      { __m512 kv = _mm512_loadu_ps(k0 + 128); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 128); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 128); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 128); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 144); const __m512 qv1 = _mm512_loadu_ps(q1 + 144); const __m512 qv2 = _mm512_loadu_ps(q2 + 144); const __m512 qv3 = _mm512_loadu_ps(q3 + 144);
+      { __m512 kv = _mm512_loadu_ps(k0 + 144); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 144); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 144); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 144); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 160); const __m512 qv1 = _mm512_loadu_ps(q1 + 160); const __m512 qv2 = _mm512_loadu_ps(q2 + 160); const __m512 qv3 = _mm512_loadu_ps(q3 + 160);
+      { __m512 kv = _mm512_loadu_ps(k0 + 160); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 160); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 160); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 160); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 176); const __m512 qv1 = _mm512_loadu_ps(q1 + 176); const __m512 qv2 = _mm512_loadu_ps(q2 + 176); const __m512 qv3 = _mm512_loadu_ps(q3 + 176);
+      { __m512 kv = _mm512_loadu_ps(k0 + 176); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 176); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 176); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 176); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 192); const __m512 qv1 = _mm512_loadu_ps(q1 + 192); const __m512 qv2 = _mm512_loadu_ps(q2 + 192); const __m512 qv3 = _mm512_loadu_ps(q3 + 192);
+      { __m512 kv = _mm512_loadu_ps(k0 + 192); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 192); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 192); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 192); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 208); const __m512 qv1 = _mm512_loadu_ps(q1 + 208); const __m512 qv2 = _mm512_loadu_ps(q2 + 208); const __m512 qv3 = _mm512_loadu_ps(q3 + 208);
+      { __m512 kv = _mm512_loadu_ps(k0 + 208); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 208); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 208); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 208); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 224); const __m512 qv1 = _mm512_loadu_ps(q1 + 224); const __m512 qv2 = _mm512_loadu_ps(q2 + 224); const __m512 qv3 = _mm512_loadu_ps(q3 + 224);
+      { __m512 kv = _mm512_loadu_ps(k0 + 224); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 224); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 224); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 224); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 240); const __m512 qv1 = _mm512_loadu_ps(q1 + 240); const __m512 qv2 = _mm512_loadu_ps(q2 + 240); const __m512 qv3 = _mm512_loadu_ps(q3 + 240);
+      { __m512 kv = _mm512_loadu_ps(k0 + 240); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 240); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 240); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 240); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    attngen_hsum4_avx512(s + 32, acc0_1, acc1_1, acc2_1, acc3_1);
+    attngen_hsum4_avx512(s + 64, acc0_2, acc1_2, acc2_2, acc3_2);
+    attngen_hsum4_avx512(s + 96, acc0_3, acc1_3, acc2_3, acc3_3);
   }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 32 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d256_2x4_t32_rowwise__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d256_4x4_t32_rowwise__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -738,89 +679,91 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d256_2x4_t32_ro
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 256;
+    const float *restrict q2 = qp + 2 * 256;
+    const float *restrict q3 = qp + 3 * 256;
     __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
     __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k0); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 128); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 128), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 128), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 144); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 144), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 144), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 160); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 160), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 160), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 176); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 176), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 176), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 192); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 192), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 192), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 208); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 208), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 208), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 224); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 224), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 224), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 240); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 240), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 240), kv, kb1); }
-      acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); }
+    __m512 acc2_0 = _mm512_setzero_ps(), acc2_1 = _mm512_setzero_ps(), acc2_2 = _mm512_setzero_ps(), acc2_3 = _mm512_setzero_ps();
+    __m512 acc3_0 = _mm512_setzero_ps(), acc3_1 = _mm512_setzero_ps(), acc3_2 = _mm512_setzero_ps(), acc3_3 = _mm512_setzero_ps();
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k0); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 128); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 128), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 128), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 128), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 128), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 144); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 144), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 144), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 144), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 144), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 160); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 160), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 160), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 160), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 160), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 176); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 176), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 176), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 176), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 176), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 192); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 192), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 192), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 192), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 192), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 208); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 208), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 208), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 208), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 208), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 224); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 224), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 224), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 224), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 224), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 240); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 240), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 240), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 240), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 240), kv, kb3); }
+      acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); acc2_0 = _mm512_add_ps(ka2, kb2); acc3_0 = _mm512_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k1); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 128); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 128), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 128), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 144); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 144), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 144), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 160); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 160), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 160), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 176); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 176), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 176), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 192); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 192), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 192), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 208); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 208), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 208), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 224); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 224), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 224), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 240); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 240), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 240), kv, kb1); }
-      acc0_1 = _mm512_add_ps(ka0, kb0); acc1_1 = _mm512_add_ps(ka1, kb1); }
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k1); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 128); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 128), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 128), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 128), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 128), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 144); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 144), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 144), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 144), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 144), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 160); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 160), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 160), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 160), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 160), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 176); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 176), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 176), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 176), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 176), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 192); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 192), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 192), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 192), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 192), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 208); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 208), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 208), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 208), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 208), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 224); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 224), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 224), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 224), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 224), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 240); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 240), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 240), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 240), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 240), kv, kb3); }
+      acc0_1 = _mm512_add_ps(ka0, kb0); acc1_1 = _mm512_add_ps(ka1, kb1); acc2_1 = _mm512_add_ps(ka2, kb2); acc3_1 = _mm512_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k2); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 128); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 128), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 128), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 144); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 144), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 144), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 160); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 160), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 160), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 176); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 176), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 176), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 192); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 192), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 192), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 208); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 208), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 208), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 224); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 224), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 224), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 240); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 240), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 240), kv, kb1); }
-      acc0_2 = _mm512_add_ps(ka0, kb0); acc1_2 = _mm512_add_ps(ka1, kb1); }
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k2); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 128); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 128), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 128), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 128), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 128), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 144); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 144), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 144), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 144), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 144), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 160); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 160), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 160), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 160), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 160), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 176); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 176), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 176), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 176), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 176), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 192); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 192), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 192), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 192), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 192), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 208); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 208), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 208), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 208), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 208), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 224); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 224), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 224), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 224), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 224), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 240); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 240), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 240), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 240), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 240), kv, kb3); }
+      acc0_2 = _mm512_add_ps(ka0, kb0); acc1_2 = _mm512_add_ps(ka1, kb1); acc2_2 = _mm512_add_ps(ka2, kb2); acc3_2 = _mm512_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k3); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 128); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 128), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 128), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 144); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 144), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 144), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 160); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 160), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 160), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 176); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 176), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 176), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 192); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 192), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 192), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 208); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 208), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 208), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 224); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 224), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 224), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 240); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 240), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 240), kv, kb1); }
-      acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[32] = t4[1]; s[64] = t4[2]; s[96] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
-      s[1] = t4[0]; s[33] = t4[1]; s[65] = t4[2]; s[97] = t4[3]; }
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k3); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 128); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 128), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 128), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 128), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 128), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 144); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 144), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 144), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 144), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 144), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 160); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 160), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 160), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 160), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 160), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 176); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 176), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 176), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 176), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 176), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 192); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 192), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 192), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 192), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 192), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 208); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 208), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 208), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 208), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 208), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 224); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 224), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 224), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 224), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 224), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 240); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 240), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 240), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 240), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 240), kv, kb3); }
+      acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); acc2_3 = _mm512_add_ps(ka2, kb2); acc3_3 = _mm512_add_ps(ka3, kb3); }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    attngen_hsum4_avx512(s + 32, acc0_1, acc1_1, acc2_1, acc3_1);
+    attngen_hsum4_avx512(s + 64, acc0_2, acc1_2, acc2_2, acc3_2);
+    attngen_hsum4_avx512(s + 96, acc0_3, acc1_3, acc2_3, acc3_3);
   }
 }
 
@@ -1146,16 +1089,25 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d256_16x8_q16_t32_
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 32 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 32 + r * 1].
  * Column blocks of 48 floats keep 12 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d256_4x48_t32__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 32), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 32), _mm512_set1_ps(*(alpha + 1)));
-    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 16), _mm512_set1_ps(*(alpha + 2))), o2_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 32), _mm512_set1_ps(*(alpha + 2)));
-    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 16), _mm512_set1_ps(*(alpha + 3))), o3_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 32), _mm512_set1_ps(*(alpha + 3)));
+    __m512 o0_0 = _mm512_loadu_ps(o), o0_1 = _mm512_loadu_ps(o + 16), o0_2 = _mm512_loadu_ps(o + 32);
+    __m512 o1_0 = _mm512_loadu_ps(o + os), o1_1 = _mm512_loadu_ps(o + os + 16), o1_2 = _mm512_loadu_ps(o + os + 32);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os), o2_1 = _mm512_loadu_ps(o + 2 * os + 16), o2_2 = _mm512_loadu_ps(o + 2 * os + 32);
+    __m512 o3_0 = _mm512_loadu_ps(o + 3 * os), o3_1 = _mm512_loadu_ps(o + 3 * os + 16), o3_2 = _mm512_loadu_ps(o + 3 * os + 32);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); o2_2 = _mm512_mul_ps(o2_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 3)); o3_0 = _mm512_mul_ps(o3_0, a); o3_1 = _mm512_mul_ps(o3_1, a); o3_2 = _mm512_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -1172,10 +1124,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d256_4x48_t32__avx
     _mm512_storeu_ps(o + 3 * os, o3_0); _mm512_storeu_ps(o + 3 * os + 16, o3_1); _mm512_storeu_ps(o + 3 * os + 32, o3_2);
   }
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 48), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 64), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 80), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 48), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 64), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 80), _mm512_set1_ps(*(alpha + 1)));
-    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 48), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 64), _mm512_set1_ps(*(alpha + 2))), o2_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 80), _mm512_set1_ps(*(alpha + 2)));
-    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 48), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 64), _mm512_set1_ps(*(alpha + 3))), o3_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 80), _mm512_set1_ps(*(alpha + 3)));
+    __m512 o0_0 = _mm512_loadu_ps(o + 48), o0_1 = _mm512_loadu_ps(o + 64), o0_2 = _mm512_loadu_ps(o + 80);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + 48), o1_1 = _mm512_loadu_ps(o + os + 64), o1_2 = _mm512_loadu_ps(o + os + 80);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os + 48), o2_1 = _mm512_loadu_ps(o + 2 * os + 64), o2_2 = _mm512_loadu_ps(o + 2 * os + 80);
+    __m512 o3_0 = _mm512_loadu_ps(o + 3 * os + 48), o3_1 = _mm512_loadu_ps(o + 3 * os + 64), o3_2 = _mm512_loadu_ps(o + 3 * os + 80);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); o2_2 = _mm512_mul_ps(o2_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 3)); o3_0 = _mm512_mul_ps(o3_0, a); o3_1 = _mm512_mul_ps(o3_1, a); o3_2 = _mm512_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -1192,10 +1150,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d256_4x48_t32__avx
     _mm512_storeu_ps(o + 3 * os + 48, o3_0); _mm512_storeu_ps(o + 3 * os + 64, o3_1); _mm512_storeu_ps(o + 3 * os + 80, o3_2);
   }
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 96), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 112), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 128), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 96), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 112), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 128), _mm512_set1_ps(*(alpha + 1)));
-    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 96), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 112), _mm512_set1_ps(*(alpha + 2))), o2_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 128), _mm512_set1_ps(*(alpha + 2)));
-    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 96), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 112), _mm512_set1_ps(*(alpha + 3))), o3_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 128), _mm512_set1_ps(*(alpha + 3)));
+    __m512 o0_0 = _mm512_loadu_ps(o + 96), o0_1 = _mm512_loadu_ps(o + 112), o0_2 = _mm512_loadu_ps(o + 128);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + 96), o1_1 = _mm512_loadu_ps(o + os + 112), o1_2 = _mm512_loadu_ps(o + os + 128);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os + 96), o2_1 = _mm512_loadu_ps(o + 2 * os + 112), o2_2 = _mm512_loadu_ps(o + 2 * os + 128);
+    __m512 o3_0 = _mm512_loadu_ps(o + 3 * os + 96), o3_1 = _mm512_loadu_ps(o + 3 * os + 112), o3_2 = _mm512_loadu_ps(o + 3 * os + 128);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); o2_2 = _mm512_mul_ps(o2_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 3)); o3_0 = _mm512_mul_ps(o3_0, a); o3_1 = _mm512_mul_ps(o3_1, a); o3_2 = _mm512_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -1212,10 +1176,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d256_4x48_t32__avx
     _mm512_storeu_ps(o + 3 * os + 96, o3_0); _mm512_storeu_ps(o + 3 * os + 112, o3_1); _mm512_storeu_ps(o + 3 * os + 128, o3_2);
   }
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 144), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 160), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 176), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 144), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 160), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 176), _mm512_set1_ps(*(alpha + 1)));
-    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 144), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 160), _mm512_set1_ps(*(alpha + 2))), o2_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 176), _mm512_set1_ps(*(alpha + 2)));
-    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 144), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 160), _mm512_set1_ps(*(alpha + 3))), o3_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 176), _mm512_set1_ps(*(alpha + 3)));
+    __m512 o0_0 = _mm512_loadu_ps(o + 144), o0_1 = _mm512_loadu_ps(o + 160), o0_2 = _mm512_loadu_ps(o + 176);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + 144), o1_1 = _mm512_loadu_ps(o + os + 160), o1_2 = _mm512_loadu_ps(o + os + 176);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os + 144), o2_1 = _mm512_loadu_ps(o + 2 * os + 160), o2_2 = _mm512_loadu_ps(o + 2 * os + 176);
+    __m512 o3_0 = _mm512_loadu_ps(o + 3 * os + 144), o3_1 = _mm512_loadu_ps(o + 3 * os + 160), o3_2 = _mm512_loadu_ps(o + 3 * os + 176);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); o2_2 = _mm512_mul_ps(o2_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 3)); o3_0 = _mm512_mul_ps(o3_0, a); o3_1 = _mm512_mul_ps(o3_1, a); o3_2 = _mm512_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -1232,10 +1202,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d256_4x48_t32__avx
     _mm512_storeu_ps(o + 3 * os + 144, o3_0); _mm512_storeu_ps(o + 3 * os + 160, o3_1); _mm512_storeu_ps(o + 3 * os + 176, o3_2);
   }
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 192), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 208), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 224), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 192), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 208), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 224), _mm512_set1_ps(*(alpha + 1)));
-    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 192), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 208), _mm512_set1_ps(*(alpha + 2))), o2_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 224), _mm512_set1_ps(*(alpha + 2)));
-    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 192), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 208), _mm512_set1_ps(*(alpha + 3))), o3_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 224), _mm512_set1_ps(*(alpha + 3)));
+    __m512 o0_0 = _mm512_loadu_ps(o + 192), o0_1 = _mm512_loadu_ps(o + 208), o0_2 = _mm512_loadu_ps(o + 224);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + 192), o1_1 = _mm512_loadu_ps(o + os + 208), o1_2 = _mm512_loadu_ps(o + os + 224);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os + 192), o2_1 = _mm512_loadu_ps(o + 2 * os + 208), o2_2 = _mm512_loadu_ps(o + 2 * os + 224);
+    __m512 o3_0 = _mm512_loadu_ps(o + 3 * os + 192), o3_1 = _mm512_loadu_ps(o + 3 * os + 208), o3_2 = _mm512_loadu_ps(o + 3 * os + 224);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); o2_2 = _mm512_mul_ps(o2_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 3)); o3_0 = _mm512_mul_ps(o3_0, a); o3_1 = _mm512_mul_ps(o3_1, a); o3_2 = _mm512_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -1252,10 +1228,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d256_4x48_t32__avx
     _mm512_storeu_ps(o + 3 * os + 192, o3_0); _mm512_storeu_ps(o + 3 * os + 208, o3_1); _mm512_storeu_ps(o + 3 * os + 224, o3_2);
   }
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 240), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 240), _mm512_set1_ps(*(alpha + 1)));
-    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 240), _mm512_set1_ps(*(alpha + 2)));
-    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 240), _mm512_set1_ps(*(alpha + 3)));
+    __m512 o0_0 = _mm512_loadu_ps(o + 240);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + 240);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os + 240);
+    __m512 o3_0 = _mm512_loadu_ps(o + 3 * os + 240);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 3)); o3_0 = _mm512_mul_ps(o3_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -1274,14 +1256,21 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d256_4x48_t32__avx
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 32 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 32 + r * 1].
  * Column blocks of 128 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d256_2x128_t32__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 48), _mm512_set1_ps(*(alpha))), o0_4 = _mm512_mul_ps(_mm512_loadu_ps(o + 64), _mm512_set1_ps(*(alpha))), o0_5 = _mm512_mul_ps(_mm512_loadu_ps(o + 80), _mm512_set1_ps(*(alpha))), o0_6 = _mm512_mul_ps(_mm512_loadu_ps(o + 96), _mm512_set1_ps(*(alpha))), o0_7 = _mm512_mul_ps(_mm512_loadu_ps(o + 112), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 32), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 48), _mm512_set1_ps(*(alpha + 1))), o1_4 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 64), _mm512_set1_ps(*(alpha + 1))), o1_5 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 80), _mm512_set1_ps(*(alpha + 1))), o1_6 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 96), _mm512_set1_ps(*(alpha + 1))), o1_7 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 112), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o0_0 = _mm512_loadu_ps(o), o0_1 = _mm512_loadu_ps(o + 16), o0_2 = _mm512_loadu_ps(o + 32), o0_3 = _mm512_loadu_ps(o + 48), o0_4 = _mm512_loadu_ps(o + 64), o0_5 = _mm512_loadu_ps(o + 80), o0_6 = _mm512_loadu_ps(o + 96), o0_7 = _mm512_loadu_ps(o + 112);
+    __m512 o1_0 = _mm512_loadu_ps(o + os), o1_1 = _mm512_loadu_ps(o + os + 16), o1_2 = _mm512_loadu_ps(o + os + 32), o1_3 = _mm512_loadu_ps(o + os + 48), o1_4 = _mm512_loadu_ps(o + os + 64), o1_5 = _mm512_loadu_ps(o + os + 80), o1_6 = _mm512_loadu_ps(o + os + 96), o1_7 = _mm512_loadu_ps(o + os + 112);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); o0_3 = _mm512_mul_ps(o0_3, a); o0_4 = _mm512_mul_ps(o0_4, a); o0_5 = _mm512_mul_ps(o0_5, a); o0_6 = _mm512_mul_ps(o0_6, a); o0_7 = _mm512_mul_ps(o0_7, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); o1_3 = _mm512_mul_ps(o1_3, a); o1_4 = _mm512_mul_ps(o1_4, a); o1_5 = _mm512_mul_ps(o1_5, a); o1_6 = _mm512_mul_ps(o1_6, a); o1_7 = _mm512_mul_ps(o1_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -1294,8 +1283,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d256_2x128_t32__av
     _mm512_storeu_ps(o + os, o1_0); _mm512_storeu_ps(o + os + 16, o1_1); _mm512_storeu_ps(o + os + 32, o1_2); _mm512_storeu_ps(o + os + 48, o1_3); _mm512_storeu_ps(o + os + 64, o1_4); _mm512_storeu_ps(o + os + 80, o1_5); _mm512_storeu_ps(o + os + 96, o1_6); _mm512_storeu_ps(o + os + 112, o1_7);
   }
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 128), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 144), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 160), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 176), _mm512_set1_ps(*(alpha))), o0_4 = _mm512_mul_ps(_mm512_loadu_ps(o + 192), _mm512_set1_ps(*(alpha))), o0_5 = _mm512_mul_ps(_mm512_loadu_ps(o + 208), _mm512_set1_ps(*(alpha))), o0_6 = _mm512_mul_ps(_mm512_loadu_ps(o + 224), _mm512_set1_ps(*(alpha))), o0_7 = _mm512_mul_ps(_mm512_loadu_ps(o + 240), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 128), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 144), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 160), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 176), _mm512_set1_ps(*(alpha + 1))), o1_4 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 192), _mm512_set1_ps(*(alpha + 1))), o1_5 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 208), _mm512_set1_ps(*(alpha + 1))), o1_6 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 224), _mm512_set1_ps(*(alpha + 1))), o1_7 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 240), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o0_0 = _mm512_loadu_ps(o + 128), o0_1 = _mm512_loadu_ps(o + 144), o0_2 = _mm512_loadu_ps(o + 160), o0_3 = _mm512_loadu_ps(o + 176), o0_4 = _mm512_loadu_ps(o + 192), o0_5 = _mm512_loadu_ps(o + 208), o0_6 = _mm512_loadu_ps(o + 224), o0_7 = _mm512_loadu_ps(o + 240);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + 128), o1_1 = _mm512_loadu_ps(o + os + 144), o1_2 = _mm512_loadu_ps(o + os + 160), o1_3 = _mm512_loadu_ps(o + os + 176), o1_4 = _mm512_loadu_ps(o + os + 192), o1_5 = _mm512_loadu_ps(o + os + 208), o1_6 = _mm512_loadu_ps(o + os + 224), o1_7 = _mm512_loadu_ps(o + os + 240);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); o0_3 = _mm512_mul_ps(o0_3, a); o0_4 = _mm512_mul_ps(o0_4, a); o0_5 = _mm512_mul_ps(o0_5, a); o0_6 = _mm512_mul_ps(o0_6, a); o0_7 = _mm512_mul_ps(o0_7, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); o1_3 = _mm512_mul_ps(o1_3, a); o1_4 = _mm512_mul_ps(o1_4, a); o1_5 = _mm512_mul_ps(o1_5, a); o1_6 = _mm512_mul_ps(o1_6, a); o1_7 = _mm512_mul_ps(o1_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -1710,7 +1703,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_window_prefill
   }
 }
 
-/* attn_h4_kv1_d256_causal_window_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x8 dot products, softmax down the columns of Sᵀ, P·V 4x48, 128 keys per tile, fully unrolled over head_dim */
+/* attn_h4_kv1_d256_causal_window_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, softmax down the columns of Sᵀ, P·V 4x48, 8 keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_window_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -1724,11 +1717,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_window_decode__avx512(
   const int rows_all = nh * rows_pv;
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
-  float *restrict m_all = scratch + 4096, *restrict l_all = scratch + 4128;
-  float *restrict alpha = scratch + 4160; /* rescale per row */
-  float *restrict lim = scratch + 4192; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 4224); /* exclusive key limit per row */
-  float *restrict state = scratch + 4256; /* per kv head: Q tile, O */
+  float *restrict m_all = scratch + 512, *restrict l_all = scratch + 544;
+  float *restrict alpha = scratch + 576; /* rescale per row */
+  float *restrict lim = scratch + 608; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 640); /* exclusive key limit per row */
+  float *restrict state = scratch + 672; /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -1797,8 +1790,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_window_decode__avx512(
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
-    for (int j = 0; j < 128; ++j) {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 16; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
       for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
@@ -1820,13 +1813,14 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_window_decode__avx512(
   const int win_last = window ? it->q1 + offset - window : INT_MIN;
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
-   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
-   * tiles of 128, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+   * 8 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 256 && vs == 256;
-  const int nk = contig ? 128 : 128;
+  const int nk = contig ? 8 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 256 * (int)sizeof(*a->k));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -1837,7 +1831,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_window_decode__avx512(
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
@@ -1850,7 +1844,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_window_decode__avx512(
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -1875,24 +1870,25 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_window_decode__avx512(
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d256_2x4_t32_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d256_4x4_t32_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -1904,8 +1900,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_window_decode__avx512(
             }
           }
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d256_2x8_t32__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d256_4x4_t32__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -1950,7 +1946,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_window_decode__avx512(
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -2001,7 +1998,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_window_decode__avx512(
   }
 }
 
-/* attn_h4_kv1_d256_causal_padding_window_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x8 dot products, softmax down the columns of Sᵀ, P·V 4x48, 128 keys per tile, fully unrolled over head_dim */
+/* attn_h4_kv1_d256_causal_padding_window_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, softmax down the columns of Sᵀ, P·V 4x48, 8 keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_window_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -2015,11 +2012,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_window_decode_
   const int rows_all = nh * rows_pv;
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
-  float *restrict m_all = scratch + 4096, *restrict l_all = scratch + 4128;
-  float *restrict alpha = scratch + 4160; /* rescale per row */
-  float *restrict lim = scratch + 4192; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 4224); /* exclusive key limit per row */
-  float *restrict state = scratch + 4256; /* per kv head: Q tile, O */
+  float *restrict m_all = scratch + 512, *restrict l_all = scratch + 544;
+  float *restrict alpha = scratch + 576; /* rescale per row */
+  float *restrict lim = scratch + 608; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 640); /* exclusive key limit per row */
+  float *restrict state = scratch + 672; /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -2088,8 +2085,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_window_decode_
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
-    for (int j = 0; j < 128; ++j) {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 16; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
       for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
@@ -2112,13 +2109,14 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_window_decode_
   const int win_last = window ? it->q1 + offset - window : INT_MIN;
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
-   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
-   * tiles of 128, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+   * 8 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 256 && vs == 256;
-  const int nk = contig ? 128 : 128;
+  const int nk = contig ? 8 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 256 * (int)sizeof(*a->k));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -2129,7 +2127,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_window_decode_
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
@@ -2142,7 +2140,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_window_decode_
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -2167,24 +2166,25 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_window_decode_
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d256_2x4_t32_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d256_4x4_t32_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -2196,8 +2196,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_window_decode_
             }
           }
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d256_2x8_t32__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d256_4x4_t32__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -2242,7 +2242,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_window_decode_
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -2664,7 +2665,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_prefill__avx51
   }
 }
 
-/* attn_h4_kv1_d256_causal_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x8 dot products, softmax down the columns of Sᵀ, P·V 4x48, 128 keys per tile, fully unrolled over head_dim */
+/* attn_h4_kv1_d256_causal_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, softmax down the columns of Sᵀ, P·V 4x48, 8 keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -2678,11 +2679,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_decode__avx512(const a
   const int rows_all = nh * rows_pv;
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
-  float *restrict m_all = scratch + 4096, *restrict l_all = scratch + 4128;
-  float *restrict alpha = scratch + 4160; /* rescale per row */
-  float *restrict lim = scratch + 4192; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 4224); /* exclusive key limit per row */
-  float *restrict state = scratch + 4256; /* per kv head: Q tile, O */
+  float *restrict m_all = scratch + 512, *restrict l_all = scratch + 544;
+  float *restrict alpha = scratch + 576; /* rescale per row */
+  float *restrict lim = scratch + 608; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 640); /* exclusive key limit per row */
+  float *restrict state = scratch + 672; /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -2751,8 +2752,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_decode__avx512(const a
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
-    for (int j = 0; j < 128; ++j) {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 16; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
       for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
@@ -2765,13 +2766,14 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_decode__avx512(const a
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
-   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
-   * tiles of 128, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+   * 8 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 256 && vs == 256;
-  const int nk = contig ? 128 : 128;
+  const int nk = contig ? 8 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 256 * (int)sizeof(*a->k));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -2781,7 +2783,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_decode__avx512(const a
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
@@ -2794,7 +2796,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_decode__avx512(const a
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -2819,24 +2822,25 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_decode__avx512(const a
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d256_2x4_t32_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d256_4x4_t32_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -2848,8 +2852,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_decode__avx512(const a
             }
           }
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d256_2x8_t32__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d256_4x4_t32__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -2888,7 +2892,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_decode__avx512(const a
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -2939,7 +2944,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_decode__avx512(const a
   }
 }
 
-/* attn_h4_kv1_d256_causal_padding_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x8 dot products, softmax down the columns of Sᵀ, P·V 4x48, 128 keys per tile, fully unrolled over head_dim */
+/* attn_h4_kv1_d256_causal_padding_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, softmax down the columns of Sᵀ, P·V 4x48, 8 keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -2953,11 +2958,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_decode__avx512
   const int rows_all = nh * rows_pv;
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
-  float *restrict m_all = scratch + 4096, *restrict l_all = scratch + 4128;
-  float *restrict alpha = scratch + 4160; /* rescale per row */
-  float *restrict lim = scratch + 4192; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 4224); /* exclusive key limit per row */
-  float *restrict state = scratch + 4256; /* per kv head: Q tile, O */
+  float *restrict m_all = scratch + 512, *restrict l_all = scratch + 544;
+  float *restrict alpha = scratch + 576; /* rescale per row */
+  float *restrict lim = scratch + 608; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 640); /* exclusive key limit per row */
+  float *restrict state = scratch + 672; /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -3026,8 +3031,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_decode__avx512
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
-    for (int j = 0; j < 128; ++j) {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 16; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
       for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
@@ -3041,13 +3046,14 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_decode__avx512
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
-   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
-   * tiles of 128, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+   * 8 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 256 && vs == 256;
-  const int nk = contig ? 128 : 128;
+  const int nk = contig ? 8 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 256 * (int)sizeof(*a->k));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -3057,7 +3063,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_decode__avx512
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
@@ -3070,7 +3076,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_decode__avx512
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -3095,24 +3102,25 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_decode__avx512
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d256_2x4_t32_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d256_4x4_t32_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -3124,8 +3132,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_decode__avx512
             }
           }
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d256_2x8_t32__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d256_4x4_t32__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -3164,7 +3172,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_decode__avx512
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -3520,18 +3529,29 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d256_24x4_s96__avx2(
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 6 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 96 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 96 + r * 1].
  * Column blocks of 16 floats keep 12 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16_s96__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f || alpha[4] != 1.0f || alpha[5] != 1.0f;
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 8), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 8), _mm256_broadcast_ss(alpha + 3));
-    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os), _mm256_broadcast_ss(alpha + 4)), o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 8), _mm256_broadcast_ss(alpha + 4));
-    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os), _mm256_broadcast_ss(alpha + 5)), o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 8), _mm256_broadcast_ss(alpha + 5));
+    __m256 o0_0 = _mm256_loadu_ps(o), o0_1 = _mm256_loadu_ps(o + 8);
+    __m256 o1_0 = _mm256_loadu_ps(o + os), o1_1 = _mm256_loadu_ps(o + os + 8);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os), o2_1 = _mm256_loadu_ps(o + 2 * os + 8);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os), o3_1 = _mm256_loadu_ps(o + 3 * os + 8);
+    __m256 o4_0 = _mm256_loadu_ps(o + 4 * os), o4_1 = _mm256_loadu_ps(o + 4 * os + 8);
+    __m256 o5_0 = _mm256_loadu_ps(o + 5 * os), o5_1 = _mm256_loadu_ps(o + 5 * os + 8);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 4); o4_0 = _mm256_mul_ps(o4_0, a); o4_1 = _mm256_mul_ps(o4_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 5); o5_0 = _mm256_mul_ps(o5_0, a); o5_1 = _mm256_mul_ps(o5_1, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
@@ -3553,620 +3573,210 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16_s96__avx2
   }
 }
 
-/* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=2 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 32 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d256_1x8_t32__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d256_4x2_t32__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
-  const float *restrict k2 = krow[2];
-  const float *restrict k3 = krow[3];
-  const float *restrict k4 = krow[4];
-  const float *restrict k5 = krow[5];
-  const float *restrict k6 = krow[6];
-  const float *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
-    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps(), acc0_4 = _mm256_setzero_ps(), acc0_5 = _mm256_setzero_ps(), acc0_6 = _mm256_setzero_ps(), acc0_7 = _mm256_setzero_ps();
-    { const __m256 qv0 = _mm256_loadu_ps(q0);
-      { const __m256 kv = _mm256_loadu_ps(k0); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 8);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 8); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 8); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 8); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 8); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 8); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 8); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 8); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 8); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 16);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 16); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 16); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 16); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 16); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 16); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 16); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 16); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 16); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 24);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 24); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 24); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 24); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 24); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 24); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 24); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 24); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 24); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 32);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 32); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 32); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 32); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 32); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 32); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 32); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 32); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 32); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 40);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 40); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 40); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 40); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 40); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 40); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 40); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 40); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 40); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 48);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 48); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 48); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 48); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 48); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 48); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 48); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 48); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 48); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 56);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 56); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 56); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 56); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 56); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 56); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 56); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 56); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 56); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 64);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 64); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 64); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 64); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 64); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 64); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 64); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 64); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 64); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 72);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 72); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 72); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 72); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 72); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 72); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 72); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 72); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 72); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 80);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 80); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 80); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 80); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 80); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 80); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 80); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 80); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 80); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 88);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 88); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 88); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 88); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 88); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 88); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 88); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 88); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 88); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 96);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 96); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 96); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 96); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 96); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 96); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 96); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 96); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 96); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 104);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 104); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 104); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 104); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 104); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 104); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 104); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 104); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 104); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 112);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 112); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 112); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 112); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 112); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 112); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 112); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 112); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 112); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 120);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 120); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 120); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 120); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 120); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 120); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 120); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 120); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 120); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 128);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 128); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 128); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 128); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 128); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 128); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 128); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 128); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 128); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 136);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 136); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 136); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 136); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 136); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 136); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 136); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 136); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 136); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 144);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 144); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 144); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 144); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 144); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 144); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 144); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 144); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 144); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 152);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 152); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 152); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 152); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 152); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 152); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 152); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 152); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 152); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 160);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 160); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 160); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 160); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 160); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 160); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 160); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 160); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 160); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 168);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 168); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 168); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 168); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 168); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 168); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 168); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 168); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 168); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 176);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 176); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 176); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 176); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 176); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 176); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 176); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 176); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 176); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 184);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 184); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 184); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 184); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 184); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 184); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 184); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 184); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 184); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 192);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 192); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 192); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 192); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 192); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 192); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 192); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 192); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 192); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 200);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 200); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 200); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 200); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 200); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 200); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 200); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 200); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 200); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 208);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 208); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 208); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 208); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 208); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 208); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 208); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 208); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 208); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 216);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 216); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 216); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 216); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 216); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 216); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 216); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 216); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 216); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 224);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 224); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 224); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 224); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 224); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 224); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 224); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 224); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 224); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 232);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 232); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 232); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 232); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 232); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 232); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 232); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 232); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 232); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 240);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 240); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 240); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 240); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 240); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 240); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 240); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 240); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 240); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 248);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 248); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 248); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 248); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 248); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 248); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 248); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 248); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 248); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx2(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[32] = t4[1]; s[64] = t4[2]; s[96] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx2(t4, acc0_4, acc0_5, acc0_6, acc0_7);
-      s[128] = t4[0]; s[160] = t4[1]; s[192] = t4[2]; s[224] = t4[3]; }
+    const float *restrict q1 = qp + 256;
+    const float *restrict q2 = qp + 2 * 256;
+    const float *restrict q3 = qp + 3 * 256;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps();
+    __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps();
+    __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps();
+    { const __m256 qv0 = _mm256_loadu_ps(q0); const __m256 qv1 = _mm256_loadu_ps(q1); const __m256 qv2 = _mm256_loadu_ps(q2); const __m256 qv3 = _mm256_loadu_ps(q3);
+      { __m256 kv = _mm256_loadu_ps(k0); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 8); const __m256 qv1 = _mm256_loadu_ps(q1 + 8); const __m256 qv2 = _mm256_loadu_ps(q2 + 8); const __m256 qv3 = _mm256_loadu_ps(q3 + 8);
+      { __m256 kv = _mm256_loadu_ps(k0 + 8); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 8); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 16); const __m256 qv1 = _mm256_loadu_ps(q1 + 16); const __m256 qv2 = _mm256_loadu_ps(q2 + 16); const __m256 qv3 = _mm256_loadu_ps(q3 + 16);
+      { __m256 kv = _mm256_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 24); const __m256 qv1 = _mm256_loadu_ps(q1 + 24); const __m256 qv2 = _mm256_loadu_ps(q2 + 24); const __m256 qv3 = _mm256_loadu_ps(q3 + 24);
+      { __m256 kv = _mm256_loadu_ps(k0 + 24); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 24); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 32); const __m256 qv1 = _mm256_loadu_ps(q1 + 32); const __m256 qv2 = _mm256_loadu_ps(q2 + 32); const __m256 qv3 = _mm256_loadu_ps(q3 + 32);
+      { __m256 kv = _mm256_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 40); const __m256 qv1 = _mm256_loadu_ps(q1 + 40); const __m256 qv2 = _mm256_loadu_ps(q2 + 40); const __m256 qv3 = _mm256_loadu_ps(q3 + 40);
+      { __m256 kv = _mm256_loadu_ps(k0 + 40); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 40); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 48); const __m256 qv1 = _mm256_loadu_ps(q1 + 48); const __m256 qv2 = _mm256_loadu_ps(q2 + 48); const __m256 qv3 = _mm256_loadu_ps(q3 + 48);
+      { __m256 kv = _mm256_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 56); const __m256 qv1 = _mm256_loadu_ps(q1 + 56); const __m256 qv2 = _mm256_loadu_ps(q2 + 56); const __m256 qv3 = _mm256_loadu_ps(q3 + 56);
+      { __m256 kv = _mm256_loadu_ps(k0 + 56); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 56); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 64); const __m256 qv1 = _mm256_loadu_ps(q1 + 64); const __m256 qv2 = _mm256_loadu_ps(q2 + 64); const __m256 qv3 = _mm256_loadu_ps(q3 + 64);
+      { __m256 kv = _mm256_loadu_ps(k0 + 64); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 64); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 72); const __m256 qv1 = _mm256_loadu_ps(q1 + 72); const __m256 qv2 = _mm256_loadu_ps(q2 + 72); const __m256 qv3 = _mm256_loadu_ps(q3 + 72);
+      { __m256 kv = _mm256_loadu_ps(k0 + 72); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 72); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 80); const __m256 qv1 = _mm256_loadu_ps(q1 + 80); const __m256 qv2 = _mm256_loadu_ps(q2 + 80); const __m256 qv3 = _mm256_loadu_ps(q3 + 80);
+      { __m256 kv = _mm256_loadu_ps(k0 + 80); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 80); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 88); const __m256 qv1 = _mm256_loadu_ps(q1 + 88); const __m256 qv2 = _mm256_loadu_ps(q2 + 88); const __m256 qv3 = _mm256_loadu_ps(q3 + 88);
+      { __m256 kv = _mm256_loadu_ps(k0 + 88); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 88); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 96); const __m256 qv1 = _mm256_loadu_ps(q1 + 96); const __m256 qv2 = _mm256_loadu_ps(q2 + 96); const __m256 qv3 = _mm256_loadu_ps(q3 + 96);
+      { __m256 kv = _mm256_loadu_ps(k0 + 96); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 96); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 104); const __m256 qv1 = _mm256_loadu_ps(q1 + 104); const __m256 qv2 = _mm256_loadu_ps(q2 + 104); const __m256 qv3 = _mm256_loadu_ps(q3 + 104);
+      { __m256 kv = _mm256_loadu_ps(k0 + 104); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 104); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 112); const __m256 qv1 = _mm256_loadu_ps(q1 + 112); const __m256 qv2 = _mm256_loadu_ps(q2 + 112); const __m256 qv3 = _mm256_loadu_ps(q3 + 112);
+      { __m256 kv = _mm256_loadu_ps(k0 + 112); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 112); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 120); const __m256 qv1 = _mm256_loadu_ps(q1 + 120); const __m256 qv2 = _mm256_loadu_ps(q2 + 120); const __m256 qv3 = _mm256_loadu_ps(q3 + 120);
+      { __m256 kv = _mm256_loadu_ps(k0 + 120); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 120); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 128); const __m256 qv1 = _mm256_loadu_ps(q1 + 128); const __m256 qv2 = _mm256_loadu_ps(q2 + 128); const __m256 qv3 = _mm256_loadu_ps(q3 + 128);
+      { __m256 kv = _mm256_loadu_ps(k0 + 128); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 128); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 136); const __m256 qv1 = _mm256_loadu_ps(q1 + 136); const __m256 qv2 = _mm256_loadu_ps(q2 + 136); const __m256 qv3 = _mm256_loadu_ps(q3 + 136);
+      { __m256 kv = _mm256_loadu_ps(k0 + 136); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 136); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 144); const __m256 qv1 = _mm256_loadu_ps(q1 + 144); const __m256 qv2 = _mm256_loadu_ps(q2 + 144); const __m256 qv3 = _mm256_loadu_ps(q3 + 144);
+      { __m256 kv = _mm256_loadu_ps(k0 + 144); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 144); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 152); const __m256 qv1 = _mm256_loadu_ps(q1 + 152); const __m256 qv2 = _mm256_loadu_ps(q2 + 152); const __m256 qv3 = _mm256_loadu_ps(q3 + 152);
+      { __m256 kv = _mm256_loadu_ps(k0 + 152); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 152); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 160); const __m256 qv1 = _mm256_loadu_ps(q1 + 160); const __m256 qv2 = _mm256_loadu_ps(q2 + 160); const __m256 qv3 = _mm256_loadu_ps(q3 + 160);
+      { __m256 kv = _mm256_loadu_ps(k0 + 160); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 160); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 168); const __m256 qv1 = _mm256_loadu_ps(q1 + 168); const __m256 qv2 = _mm256_loadu_ps(q2 + 168); const __m256 qv3 = _mm256_loadu_ps(q3 + 168);
+      { __m256 kv = _mm256_loadu_ps(k0 + 168); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 168); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 176); const __m256 qv1 = _mm256_loadu_ps(q1 + 176); const __m256 qv2 = _mm256_loadu_ps(q2 + 176); const __m256 qv3 = _mm256_loadu_ps(q3 + 176);
+      { __m256 kv = _mm256_loadu_ps(k0 + 176); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 176); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 184); const __m256 qv1 = _mm256_loadu_ps(q1 + 184); const __m256 qv2 = _mm256_loadu_ps(q2 + 184); const __m256 qv3 = _mm256_loadu_ps(q3 + 184);
+      { __m256 kv = _mm256_loadu_ps(k0 + 184); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 184); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 192); const __m256 qv1 = _mm256_loadu_ps(q1 + 192); const __m256 qv2 = _mm256_loadu_ps(q2 + 192); const __m256 qv3 = _mm256_loadu_ps(q3 + 192);
+      { __m256 kv = _mm256_loadu_ps(k0 + 192); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 192); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 200); const __m256 qv1 = _mm256_loadu_ps(q1 + 200); const __m256 qv2 = _mm256_loadu_ps(q2 + 200); const __m256 qv3 = _mm256_loadu_ps(q3 + 200);
+      { __m256 kv = _mm256_loadu_ps(k0 + 200); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 200); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 208); const __m256 qv1 = _mm256_loadu_ps(q1 + 208); const __m256 qv2 = _mm256_loadu_ps(q2 + 208); const __m256 qv3 = _mm256_loadu_ps(q3 + 208);
+      { __m256 kv = _mm256_loadu_ps(k0 + 208); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 208); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 216); const __m256 qv1 = _mm256_loadu_ps(q1 + 216); const __m256 qv2 = _mm256_loadu_ps(q2 + 216); const __m256 qv3 = _mm256_loadu_ps(q3 + 216);
+      { __m256 kv = _mm256_loadu_ps(k0 + 216); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 216); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 224); const __m256 qv1 = _mm256_loadu_ps(q1 + 224); const __m256 qv2 = _mm256_loadu_ps(q2 + 224); const __m256 qv3 = _mm256_loadu_ps(q3 + 224);
+      { __m256 kv = _mm256_loadu_ps(k0 + 224); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 224); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 232); const __m256 qv1 = _mm256_loadu_ps(q1 + 232); const __m256 qv2 = _mm256_loadu_ps(q2 + 232); const __m256 qv3 = _mm256_loadu_ps(q3 + 232);
+      { __m256 kv = _mm256_loadu_ps(k0 + 232); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 232); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 240); const __m256 qv1 = _mm256_loadu_ps(q1 + 240); const __m256 qv2 = _mm256_loadu_ps(q2 + 240); const __m256 qv3 = _mm256_loadu_ps(q3 + 240);
+      { __m256 kv = _mm256_loadu_ps(k0 + 240); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 240); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 248); const __m256 qv1 = _mm256_loadu_ps(q1 + 248); const __m256 qv2 = _mm256_loadu_ps(q2 + 248); const __m256 qv3 = _mm256_loadu_ps(q3 + 248);
+      { __m256 kv = _mm256_loadu_ps(k0 + 248); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 248); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    attngen_hsum4_avx2(s + 32, acc0_1, acc1_1, acc2_1, acc3_1);
   }
 }
 
-/* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=2 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 32 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d256_1x8_t32_rowwise__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d256_4x2_t32_rowwise__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
-  const float *restrict k2 = krow[2];
-  const float *restrict k3 = krow[3];
-  const float *restrict k4 = krow[4];
-  const float *restrict k5 = krow[5];
-  const float *restrict k6 = krow[6];
-  const float *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
-    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps(), acc0_4 = _mm256_setzero_ps(), acc0_5 = _mm256_setzero_ps(), acc0_6 = _mm256_setzero_ps(), acc0_7 = _mm256_setzero_ps();
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k0); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 128); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 128), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 136); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 136), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 144); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 144), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 152); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 152), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 160); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 160), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 168); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 168), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 176); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 176), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 184); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 184), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 192); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 192), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 200); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 200), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 208); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 208), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 216); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 216), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 224); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 224), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 232); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 232), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 240); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 240), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 248); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 248), kv, kb0); }
-      acc0_0 = _mm256_add_ps(ka0, kb0); }
+    const float *restrict q1 = qp + 256;
+    const float *restrict q2 = qp + 2 * 256;
+    const float *restrict q3 = qp + 3 * 256;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps();
+    __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps();
+    __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps();
+    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), ka2 = _mm256_setzero_ps(), ka3 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps(), kb2 = _mm256_setzero_ps(), kb3 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_loadu_ps(k0); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 8), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 8), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 16), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 16), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 24), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 24), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 40), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 40), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 48), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 48), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 56), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 56), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 72), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 72), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 80), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 80), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 88), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 88), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 104), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 104), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 112), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 112), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 120), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 120), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 128); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 128), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 128), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 128), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 128), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 136); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 136), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 136), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 136), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 136), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 144); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 144), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 144), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 144), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 144), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 152); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 152), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 152), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 152), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 152), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 160); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 160), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 160), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 160), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 160), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 168); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 168), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 168), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 168), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 168), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 176); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 176), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 176), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 176), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 176), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 184); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 184), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 184), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 184), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 184), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 192); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 192), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 192), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 192), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 192), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 200); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 200), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 200), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 200), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 200), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 208); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 208), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 208), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 208), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 208), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 216); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 216), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 216), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 216), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 216), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 224); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 224), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 224), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 224), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 224), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 232); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 232), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 232), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 232), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 232), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 240); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 240), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 240), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 240), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 240), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 248); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 248), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 248), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 248), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 248), kv, kb3); }
+      acc0_0 = _mm256_add_ps(ka0, kb0); acc1_0 = _mm256_add_ps(ka1, kb1); acc2_0 = _mm256_add_ps(ka2, kb2); acc3_0 = _mm256_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k1); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 128); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 128), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 136); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 136), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 144); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 144), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 152); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 152), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 160); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 160), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 168); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 168), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 176); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 176), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 184); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 184), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 192); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 192), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 200); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 200), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 208); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 208), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 216); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 216), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 224); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 224), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 232); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 232), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 240); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 240), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 248); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 248), kv, kb0); }
-      acc0_1 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k2); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 128); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 128), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 136); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 136), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 144); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 144), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 152); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 152), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 160); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 160), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 168); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 168), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 176); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 176), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 184); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 184), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 192); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 192), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 200); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 200), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 208); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 208), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 216); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 216), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 224); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 224), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 232); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 232), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 240); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 240), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 248); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 248), kv, kb0); }
-      acc0_2 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k3); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 128); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 128), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 136); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 136), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 144); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 144), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 152); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 152), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 160); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 160), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 168); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 168), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 176); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 176), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 184); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 184), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 192); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 192), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 200); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 200), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 208); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 208), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 216); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 216), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 224); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 224), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 232); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 232), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 240); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 240), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 248); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 248), kv, kb0); }
-      acc0_3 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k4); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 128); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 128), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 136); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 136), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 144); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 144), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 152); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 152), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 160); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 160), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 168); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 168), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 176); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 176), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 184); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 184), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 192); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 192), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 200); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 200), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 208); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 208), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 216); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 216), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 224); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 224), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 232); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 232), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 240); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 240), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 248); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 248), kv, kb0); }
-      acc0_4 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k5); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 128); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 128), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 136); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 136), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 144); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 144), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 152); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 152), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 160); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 160), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 168); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 168), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 176); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 176), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 184); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 184), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 192); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 192), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 200); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 200), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 208); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 208), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 216); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 216), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 224); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 224), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 232); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 232), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 240); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 240), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 248); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 248), kv, kb0); }
-      acc0_5 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k6); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 128); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 128), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 136); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 136), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 144); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 144), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 152); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 152), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 160); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 160), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 168); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 168), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 176); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 176), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 184); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 184), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 192); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 192), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 200); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 200), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 208); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 208), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 216); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 216), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 224); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 224), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 232); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 232), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 240); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 240), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 248); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 248), kv, kb0); }
-      acc0_6 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k7); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 128); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 128), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 136); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 136), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 144); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 144), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 152); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 152), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 160); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 160), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 168); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 168), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 176); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 176), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 184); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 184), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 192); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 192), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 200); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 200), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 208); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 208), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 216); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 216), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 224); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 224), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 232); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 232), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 240); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 240), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 248); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 248), kv, kb0); }
-      acc0_7 = _mm256_add_ps(ka0, kb0); }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx2(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[32] = t4[1]; s[64] = t4[2]; s[96] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx2(t4, acc0_4, acc0_5, acc0_6, acc0_7);
-      s[128] = t4[0]; s[160] = t4[1]; s[192] = t4[2]; s[224] = t4[3]; }
+    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), ka2 = _mm256_setzero_ps(), ka3 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps(), kb2 = _mm256_setzero_ps(), kb3 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_loadu_ps(k1); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 8), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 8), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 16), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 16), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 24), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 24), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 40), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 40), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 48), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 48), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 56), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 56), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 72), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 72), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 80), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 80), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 88), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 88), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 104), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 104), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 112), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 112), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 120), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 120), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 128); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 128), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 128), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 128), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 128), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 136); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 136), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 136), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 136), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 136), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 144); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 144), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 144), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 144), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 144), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 152); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 152), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 152), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 152), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 152), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 160); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 160), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 160), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 160), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 160), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 168); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 168), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 168), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 168), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 168), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 176); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 176), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 176), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 176), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 176), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 184); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 184), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 184), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 184), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 184), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 192); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 192), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 192), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 192), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 192), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 200); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 200), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 200), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 200), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 200), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 208); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 208), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 208), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 208), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 208), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 216); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 216), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 216), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 216), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 216), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 224); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 224), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 224), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 224), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 224), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 232); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 232), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 232), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 232), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 232), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 240); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 240), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 240), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 240), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 240), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 248); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 248), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 248), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 248), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 248), kv, kb3); }
+      acc0_1 = _mm256_add_ps(ka0, kb0); acc1_1 = _mm256_add_ps(ka1, kb1); acc2_1 = _mm256_add_ps(ka2, kb2); acc3_1 = _mm256_add_ps(ka3, kb3); }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    attngen_hsum4_avx2(s + 32, acc0_1, acc1_1, acc2_1, acc3_1);
   }
 }
 
@@ -4492,16 +4102,25 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d256_8x8_q8_t32__avx
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 32 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 32 + r * 1].
  * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d256_4x24_t32__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 8), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 16), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 8), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 16), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o), o0_1 = _mm256_loadu_ps(o + 8), o0_2 = _mm256_loadu_ps(o + 16);
+    __m256 o1_0 = _mm256_loadu_ps(o + os), o1_1 = _mm256_loadu_ps(o + os + 8), o1_2 = _mm256_loadu_ps(o + os + 16);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os), o2_1 = _mm256_loadu_ps(o + 2 * os + 8), o2_2 = _mm256_loadu_ps(o + 2 * os + 16);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os), o3_1 = _mm256_loadu_ps(o + 3 * os + 8), o3_2 = _mm256_loadu_ps(o + 3 * os + 16);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -4518,10 +4137,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d256_4x24_t32__avx2(
     _mm256_storeu_ps(o + 3 * os, o3_0); _mm256_storeu_ps(o + 3 * os + 8, o3_1); _mm256_storeu_ps(o + 3 * os + 16, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 24), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 32), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 40), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 24), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 32), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 40), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 24), o0_1 = _mm256_loadu_ps(o + 32), o0_2 = _mm256_loadu_ps(o + 40);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 24), o1_1 = _mm256_loadu_ps(o + os + 32), o1_2 = _mm256_loadu_ps(o + os + 40);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 24), o2_1 = _mm256_loadu_ps(o + 2 * os + 32), o2_2 = _mm256_loadu_ps(o + 2 * os + 40);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 24), o3_1 = _mm256_loadu_ps(o + 3 * os + 32), o3_2 = _mm256_loadu_ps(o + 3 * os + 40);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -4538,10 +4163,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d256_4x24_t32__avx2(
     _mm256_storeu_ps(o + 3 * os + 24, o3_0); _mm256_storeu_ps(o + 3 * os + 32, o3_1); _mm256_storeu_ps(o + 3 * os + 40, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 64), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 64), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 48), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 56), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 64), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 48), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 56), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 64), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 48), o0_1 = _mm256_loadu_ps(o + 56), o0_2 = _mm256_loadu_ps(o + 64);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 48), o1_1 = _mm256_loadu_ps(o + os + 56), o1_2 = _mm256_loadu_ps(o + os + 64);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 48), o2_1 = _mm256_loadu_ps(o + 2 * os + 56), o2_2 = _mm256_loadu_ps(o + 2 * os + 64);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 48), o3_1 = _mm256_loadu_ps(o + 3 * os + 56), o3_2 = _mm256_loadu_ps(o + 3 * os + 64);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -4558,10 +4189,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d256_4x24_t32__avx2(
     _mm256_storeu_ps(o + 3 * os + 48, o3_0); _mm256_storeu_ps(o + 3 * os + 56, o3_1); _mm256_storeu_ps(o + 3 * os + 64, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 72), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 72), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 80), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 88), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 72), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 80), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 88), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 72), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 80), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 88), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 72), o0_1 = _mm256_loadu_ps(o + 80), o0_2 = _mm256_loadu_ps(o + 88);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 72), o1_1 = _mm256_loadu_ps(o + os + 80), o1_2 = _mm256_loadu_ps(o + os + 88);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 72), o2_1 = _mm256_loadu_ps(o + 2 * os + 80), o2_2 = _mm256_loadu_ps(o + 2 * os + 88);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 72), o3_1 = _mm256_loadu_ps(o + 3 * os + 80), o3_2 = _mm256_loadu_ps(o + 3 * os + 88);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -4578,10 +4215,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d256_4x24_t32__avx2(
     _mm256_storeu_ps(o + 3 * os + 72, o3_0); _mm256_storeu_ps(o + 3 * os + 80, o3_1); _mm256_storeu_ps(o + 3 * os + 88, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 96), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 104), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 96), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 104), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 112), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 96), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 104), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 112), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 96), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 104), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 112), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 96), o0_1 = _mm256_loadu_ps(o + 104), o0_2 = _mm256_loadu_ps(o + 112);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 96), o1_1 = _mm256_loadu_ps(o + os + 104), o1_2 = _mm256_loadu_ps(o + os + 112);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 96), o2_1 = _mm256_loadu_ps(o + 2 * os + 104), o2_2 = _mm256_loadu_ps(o + 2 * os + 112);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 96), o3_1 = _mm256_loadu_ps(o + 3 * os + 104), o3_2 = _mm256_loadu_ps(o + 3 * os + 112);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -4598,10 +4241,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d256_4x24_t32__avx2(
     _mm256_storeu_ps(o + 3 * os + 96, o3_0); _mm256_storeu_ps(o + 3 * os + 104, o3_1); _mm256_storeu_ps(o + 3 * os + 112, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 128), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 136), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 120), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 128), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 136), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 120), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 128), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 136), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 120), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 128), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 136), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 120), o0_1 = _mm256_loadu_ps(o + 128), o0_2 = _mm256_loadu_ps(o + 136);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 120), o1_1 = _mm256_loadu_ps(o + os + 128), o1_2 = _mm256_loadu_ps(o + os + 136);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 120), o2_1 = _mm256_loadu_ps(o + 2 * os + 128), o2_2 = _mm256_loadu_ps(o + 2 * os + 136);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 120), o3_1 = _mm256_loadu_ps(o + 3 * os + 128), o3_2 = _mm256_loadu_ps(o + 3 * os + 136);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -4618,10 +4267,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d256_4x24_t32__avx2(
     _mm256_storeu_ps(o + 3 * os + 120, o3_0); _mm256_storeu_ps(o + 3 * os + 128, o3_1); _mm256_storeu_ps(o + 3 * os + 136, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 144), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 152), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 160), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 144), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 152), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 160), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 144), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 152), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 160), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 144), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 152), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 160), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 144), o0_1 = _mm256_loadu_ps(o + 152), o0_2 = _mm256_loadu_ps(o + 160);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 144), o1_1 = _mm256_loadu_ps(o + os + 152), o1_2 = _mm256_loadu_ps(o + os + 160);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 144), o2_1 = _mm256_loadu_ps(o + 2 * os + 152), o2_2 = _mm256_loadu_ps(o + 2 * os + 160);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 144), o3_1 = _mm256_loadu_ps(o + 3 * os + 152), o3_2 = _mm256_loadu_ps(o + 3 * os + 160);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -4638,10 +4293,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d256_4x24_t32__avx2(
     _mm256_storeu_ps(o + 3 * os + 144, o3_0); _mm256_storeu_ps(o + 3 * os + 152, o3_1); _mm256_storeu_ps(o + 3 * os + 160, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 168), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 176), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 184), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 168), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 176), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 184), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 168), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 176), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 184), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 168), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 176), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 184), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 168), o0_1 = _mm256_loadu_ps(o + 176), o0_2 = _mm256_loadu_ps(o + 184);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 168), o1_1 = _mm256_loadu_ps(o + os + 176), o1_2 = _mm256_loadu_ps(o + os + 184);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 168), o2_1 = _mm256_loadu_ps(o + 2 * os + 176), o2_2 = _mm256_loadu_ps(o + 2 * os + 184);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 168), o3_1 = _mm256_loadu_ps(o + 3 * os + 176), o3_2 = _mm256_loadu_ps(o + 3 * os + 184);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -4658,10 +4319,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d256_4x24_t32__avx2(
     _mm256_storeu_ps(o + 3 * os + 168, o3_0); _mm256_storeu_ps(o + 3 * os + 176, o3_1); _mm256_storeu_ps(o + 3 * os + 184, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 192), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 200), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 208), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 192), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 200), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 208), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 192), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 200), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 208), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 192), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 200), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 208), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 192), o0_1 = _mm256_loadu_ps(o + 200), o0_2 = _mm256_loadu_ps(o + 208);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 192), o1_1 = _mm256_loadu_ps(o + os + 200), o1_2 = _mm256_loadu_ps(o + os + 208);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 192), o2_1 = _mm256_loadu_ps(o + 2 * os + 200), o2_2 = _mm256_loadu_ps(o + 2 * os + 208);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 192), o3_1 = _mm256_loadu_ps(o + 3 * os + 200), o3_2 = _mm256_loadu_ps(o + 3 * os + 208);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -4678,10 +4345,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d256_4x24_t32__avx2(
     _mm256_storeu_ps(o + 3 * os + 192, o3_0); _mm256_storeu_ps(o + 3 * os + 200, o3_1); _mm256_storeu_ps(o + 3 * os + 208, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 216), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 224), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 232), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 216), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 224), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 232), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 216), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 224), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 232), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 216), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 224), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 232), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 216), o0_1 = _mm256_loadu_ps(o + 224), o0_2 = _mm256_loadu_ps(o + 232);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 216), o1_1 = _mm256_loadu_ps(o + os + 224), o1_2 = _mm256_loadu_ps(o + os + 232);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 216), o2_1 = _mm256_loadu_ps(o + 2 * os + 224), o2_2 = _mm256_loadu_ps(o + 2 * os + 232);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 216), o3_1 = _mm256_loadu_ps(o + 3 * os + 224), o3_2 = _mm256_loadu_ps(o + 3 * os + 232);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -4698,10 +4371,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d256_4x24_t32__avx2(
     _mm256_storeu_ps(o + 3 * os + 216, o3_0); _mm256_storeu_ps(o + 3 * os + 224, o3_1); _mm256_storeu_ps(o + 3 * os + 232, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 240), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 248), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 240), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 248), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 240), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 248), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 240), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 248), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 240), o0_1 = _mm256_loadu_ps(o + 248);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 240), o1_1 = _mm256_loadu_ps(o + os + 248);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 240), o2_1 = _mm256_loadu_ps(o + 2 * os + 248);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 240), o3_1 = _mm256_loadu_ps(o + 3 * os + 248);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -4720,14 +4399,21 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d256_4x24_t32__avx2(
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 32 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 32 + r * 1].
  * Column blocks of 64 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d256_2x64_t32__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), _mm256_broadcast_ss(alpha + 1)), o1_4 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), _mm256_broadcast_ss(alpha + 1)), o1_5 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), _mm256_broadcast_ss(alpha + 1)), o1_6 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), _mm256_broadcast_ss(alpha + 1)), o1_7 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o), o0_1 = _mm256_loadu_ps(o + 8), o0_2 = _mm256_loadu_ps(o + 16), o0_3 = _mm256_loadu_ps(o + 24), o0_4 = _mm256_loadu_ps(o + 32), o0_5 = _mm256_loadu_ps(o + 40), o0_6 = _mm256_loadu_ps(o + 48), o0_7 = _mm256_loadu_ps(o + 56);
+    __m256 o1_0 = _mm256_loadu_ps(o + os), o1_1 = _mm256_loadu_ps(o + os + 8), o1_2 = _mm256_loadu_ps(o + os + 16), o1_3 = _mm256_loadu_ps(o + os + 24), o1_4 = _mm256_loadu_ps(o + os + 32), o1_5 = _mm256_loadu_ps(o + os + 40), o1_6 = _mm256_loadu_ps(o + os + 48), o1_7 = _mm256_loadu_ps(o + os + 56);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); o0_4 = _mm256_mul_ps(o0_4, a); o0_5 = _mm256_mul_ps(o0_5, a); o0_6 = _mm256_mul_ps(o0_6, a); o0_7 = _mm256_mul_ps(o0_7, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); o1_4 = _mm256_mul_ps(o1_4, a); o1_5 = _mm256_mul_ps(o1_5, a); o1_6 = _mm256_mul_ps(o1_6, a); o1_7 = _mm256_mul_ps(o1_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -4740,8 +4426,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d256_2x64_t32__avx2(
     _mm256_storeu_ps(o + os, o1_0); _mm256_storeu_ps(o + os + 8, o1_1); _mm256_storeu_ps(o + os + 16, o1_2); _mm256_storeu_ps(o + os + 24, o1_3); _mm256_storeu_ps(o + os + 32, o1_4); _mm256_storeu_ps(o + os + 40, o1_5); _mm256_storeu_ps(o + os + 48, o1_6); _mm256_storeu_ps(o + os + 56, o1_7);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 64), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 72), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 96), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 104), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 64), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 72), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 80), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 88), _mm256_broadcast_ss(alpha + 1)), o1_4 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 96), _mm256_broadcast_ss(alpha + 1)), o1_5 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 104), _mm256_broadcast_ss(alpha + 1)), o1_6 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 112), _mm256_broadcast_ss(alpha + 1)), o1_7 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 120), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o + 64), o0_1 = _mm256_loadu_ps(o + 72), o0_2 = _mm256_loadu_ps(o + 80), o0_3 = _mm256_loadu_ps(o + 88), o0_4 = _mm256_loadu_ps(o + 96), o0_5 = _mm256_loadu_ps(o + 104), o0_6 = _mm256_loadu_ps(o + 112), o0_7 = _mm256_loadu_ps(o + 120);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 64), o1_1 = _mm256_loadu_ps(o + os + 72), o1_2 = _mm256_loadu_ps(o + os + 80), o1_3 = _mm256_loadu_ps(o + os + 88), o1_4 = _mm256_loadu_ps(o + os + 96), o1_5 = _mm256_loadu_ps(o + os + 104), o1_6 = _mm256_loadu_ps(o + os + 112), o1_7 = _mm256_loadu_ps(o + os + 120);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); o0_4 = _mm256_mul_ps(o0_4, a); o0_5 = _mm256_mul_ps(o0_5, a); o0_6 = _mm256_mul_ps(o0_6, a); o0_7 = _mm256_mul_ps(o0_7, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); o1_4 = _mm256_mul_ps(o1_4, a); o1_5 = _mm256_mul_ps(o1_5, a); o1_6 = _mm256_mul_ps(o1_6, a); o1_7 = _mm256_mul_ps(o1_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -4754,8 +4444,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d256_2x64_t32__avx2(
     _mm256_storeu_ps(o + os + 64, o1_0); _mm256_storeu_ps(o + os + 72, o1_1); _mm256_storeu_ps(o + os + 80, o1_2); _mm256_storeu_ps(o + os + 88, o1_3); _mm256_storeu_ps(o + os + 96, o1_4); _mm256_storeu_ps(o + os + 104, o1_5); _mm256_storeu_ps(o + os + 112, o1_6); _mm256_storeu_ps(o + os + 120, o1_7);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 128), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 136), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 144), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 152), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 160), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 168), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 176), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 184), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 128), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 136), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 144), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 152), _mm256_broadcast_ss(alpha + 1)), o1_4 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 160), _mm256_broadcast_ss(alpha + 1)), o1_5 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 168), _mm256_broadcast_ss(alpha + 1)), o1_6 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 176), _mm256_broadcast_ss(alpha + 1)), o1_7 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 184), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o + 128), o0_1 = _mm256_loadu_ps(o + 136), o0_2 = _mm256_loadu_ps(o + 144), o0_3 = _mm256_loadu_ps(o + 152), o0_4 = _mm256_loadu_ps(o + 160), o0_5 = _mm256_loadu_ps(o + 168), o0_6 = _mm256_loadu_ps(o + 176), o0_7 = _mm256_loadu_ps(o + 184);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 128), o1_1 = _mm256_loadu_ps(o + os + 136), o1_2 = _mm256_loadu_ps(o + os + 144), o1_3 = _mm256_loadu_ps(o + os + 152), o1_4 = _mm256_loadu_ps(o + os + 160), o1_5 = _mm256_loadu_ps(o + os + 168), o1_6 = _mm256_loadu_ps(o + os + 176), o1_7 = _mm256_loadu_ps(o + os + 184);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); o0_4 = _mm256_mul_ps(o0_4, a); o0_5 = _mm256_mul_ps(o0_5, a); o0_6 = _mm256_mul_ps(o0_6, a); o0_7 = _mm256_mul_ps(o0_7, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); o1_4 = _mm256_mul_ps(o1_4, a); o1_5 = _mm256_mul_ps(o1_5, a); o1_6 = _mm256_mul_ps(o1_6, a); o1_7 = _mm256_mul_ps(o1_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -4768,8 +4462,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d256_2x64_t32__avx2(
     _mm256_storeu_ps(o + os + 128, o1_0); _mm256_storeu_ps(o + os + 136, o1_1); _mm256_storeu_ps(o + os + 144, o1_2); _mm256_storeu_ps(o + os + 152, o1_3); _mm256_storeu_ps(o + os + 160, o1_4); _mm256_storeu_ps(o + os + 168, o1_5); _mm256_storeu_ps(o + os + 176, o1_6); _mm256_storeu_ps(o + os + 184, o1_7);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 192), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 200), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 208), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 216), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 224), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 232), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 240), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 248), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 192), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 200), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 208), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 216), _mm256_broadcast_ss(alpha + 1)), o1_4 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 224), _mm256_broadcast_ss(alpha + 1)), o1_5 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 232), _mm256_broadcast_ss(alpha + 1)), o1_6 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 240), _mm256_broadcast_ss(alpha + 1)), o1_7 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 248), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o + 192), o0_1 = _mm256_loadu_ps(o + 200), o0_2 = _mm256_loadu_ps(o + 208), o0_3 = _mm256_loadu_ps(o + 216), o0_4 = _mm256_loadu_ps(o + 224), o0_5 = _mm256_loadu_ps(o + 232), o0_6 = _mm256_loadu_ps(o + 240), o0_7 = _mm256_loadu_ps(o + 248);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 192), o1_1 = _mm256_loadu_ps(o + os + 200), o1_2 = _mm256_loadu_ps(o + os + 208), o1_3 = _mm256_loadu_ps(o + os + 216), o1_4 = _mm256_loadu_ps(o + os + 224), o1_5 = _mm256_loadu_ps(o + os + 232), o1_6 = _mm256_loadu_ps(o + os + 240), o1_7 = _mm256_loadu_ps(o + os + 248);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); o0_4 = _mm256_mul_ps(o0_4, a); o0_5 = _mm256_mul_ps(o0_5, a); o0_6 = _mm256_mul_ps(o0_6, a); o0_7 = _mm256_mul_ps(o0_7, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); o1_4 = _mm256_mul_ps(o1_4, a); o1_5 = _mm256_mul_ps(o1_5, a); o1_6 = _mm256_mul_ps(o1_6, a); o1_7 = _mm256_mul_ps(o1_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -5184,7 +4882,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_window_prefill__
   }
 }
 
-/* attn_h4_kv1_d256_causal_window_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, softmax down the columns of Sᵀ, P·V 4x24, 32 keys per tile, fully unrolled over head_dim */
+/* attn_h4_kv1_d256_causal_window_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, softmax down the columns of Sᵀ, P·V 4x24, 32 keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_window_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -5271,7 +4969,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_window_decode__avx2(cons
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 1);
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
     for (int j = 0; j < 32; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -5299,8 +4997,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_window_decode__avx2(cons
   const int contig = ks == 256 && vs == 256;
   const int nk = contig ? 32 : 32;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 256 * (int)sizeof(*a->k));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -5311,7 +5010,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_window_decode__avx2(cons
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 2 in order. Else: blocks of 2, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
@@ -5324,7 +5023,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_window_decode__avx2(cons
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -5345,28 +5045,29 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_window_decode__avx2(cons
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j0 = 0; j0 < n; j0 += 2) {
+          const float *krow[2];
+          for (int j = 0; j < 2; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 1 <= rows; r0 += 1)
-            attngen_qkdot_d256_1x8_t32_rowwise__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d256_4x2_t32_rowwise__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 2) {
+        ptrdiff_t koff[2]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 2; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          const float *krow[2];
+          for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 2 ? kend - tk : j0 + 2; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -5378,8 +5079,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_window_decode__avx2(cons
             }
           }
           int r0 = 0;
-          for (; r0 + 1 <= rows; r0 += 1)
-            attngen_qkdot_d256_1x8_t32__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d256_4x2_t32__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -5424,7 +5125,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_window_decode__avx2(cons
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -5475,7 +5177,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_window_decode__avx2(cons
   }
 }
 
-/* attn_h4_kv1_d256_causal_padding_window_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, softmax down the columns of Sᵀ, P·V 4x24, 32 keys per tile, fully unrolled over head_dim */
+/* attn_h4_kv1_d256_causal_padding_window_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, softmax down the columns of Sᵀ, P·V 4x24, 32 keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_window_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -5562,7 +5264,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_window_decode__a
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 1);
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
     for (int j = 0; j < 32; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -5591,8 +5293,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_window_decode__a
   const int contig = ks == 256 && vs == 256;
   const int nk = contig ? 32 : 32;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 256 * (int)sizeof(*a->k));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -5603,7 +5306,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_window_decode__a
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 2 in order. Else: blocks of 2, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
@@ -5616,7 +5319,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_window_decode__a
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -5637,28 +5341,29 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_window_decode__a
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j0 = 0; j0 < n; j0 += 2) {
+          const float *krow[2];
+          for (int j = 0; j < 2; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 1 <= rows; r0 += 1)
-            attngen_qkdot_d256_1x8_t32_rowwise__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d256_4x2_t32_rowwise__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 2) {
+        ptrdiff_t koff[2]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 2; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          const float *krow[2];
+          for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 2 ? kend - tk : j0 + 2; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -5670,8 +5375,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_window_decode__a
             }
           }
           int r0 = 0;
-          for (; r0 + 1 <= rows; r0 += 1)
-            attngen_qkdot_d256_1x8_t32__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d256_4x2_t32__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -5716,7 +5421,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_window_decode__a
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -6138,7 +5844,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_prefill__avx2(co
   }
 }
 
-/* attn_h4_kv1_d256_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, softmax down the columns of Sᵀ, P·V 4x24, 32 keys per tile, fully unrolled over head_dim */
+/* attn_h4_kv1_d256_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, softmax down the columns of Sᵀ, P·V 4x24, 32 keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -6225,7 +5931,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_decode__avx2(const attng
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 1);
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
     for (int j = 0; j < 32; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -6244,8 +5950,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_decode__avx2(const attng
   const int contig = ks == 256 && vs == 256;
   const int nk = contig ? 32 : 32;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 256 * (int)sizeof(*a->k));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -6255,7 +5962,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_decode__avx2(const attng
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 2 in order. Else: blocks of 2, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
@@ -6268,7 +5975,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_decode__avx2(const attng
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -6289,28 +5997,29 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_decode__avx2(const attng
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j0 = 0; j0 < n; j0 += 2) {
+          const float *krow[2];
+          for (int j = 0; j < 2; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 1 <= rows; r0 += 1)
-            attngen_qkdot_d256_1x8_t32_rowwise__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d256_4x2_t32_rowwise__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 2) {
+        ptrdiff_t koff[2]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 2; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          const float *krow[2];
+          for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 2 ? kend - tk : j0 + 2; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -6322,8 +6031,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_decode__avx2(const attng
             }
           }
           int r0 = 0;
-          for (; r0 + 1 <= rows; r0 += 1)
-            attngen_qkdot_d256_1x8_t32__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d256_4x2_t32__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -6362,7 +6071,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_decode__avx2(const attng
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -6413,7 +6123,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_decode__avx2(const attng
   }
 }
 
-/* attn_h4_kv1_d256_causal_padding_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, softmax down the columns of Sᵀ, P·V 4x24, 32 keys per tile, fully unrolled over head_dim */
+/* attn_h4_kv1_d256_causal_padding_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, softmax down the columns of Sᵀ, P·V 4x24, 32 keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -6500,7 +6210,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_decode__avx2(con
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 1);
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
     for (int j = 0; j < 32; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -6520,8 +6230,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_decode__avx2(con
   const int contig = ks == 256 && vs == 256;
   const int nk = contig ? 32 : 32;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 256 * (int)sizeof(*a->k));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -6531,7 +6242,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_decode__avx2(con
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 2 in order. Else: blocks of 2, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
@@ -6544,7 +6255,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_decode__avx2(con
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -6565,28 +6277,29 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_decode__avx2(con
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j0 = 0; j0 < n; j0 += 2) {
+          const float *krow[2];
+          for (int j = 0; j < 2; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 1 <= rows; r0 += 1)
-            attngen_qkdot_d256_1x8_t32_rowwise__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d256_4x2_t32_rowwise__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 2) {
+        ptrdiff_t koff[2]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 2; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          const float *krow[2];
+          for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 2 ? kend - tk : j0 + 2; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -6598,8 +6311,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_decode__avx2(con
             }
           }
           int r0 = 0;
-          for (; r0 + 1 <= rows; r0 += 1)
-            attngen_qkdot_d256_1x8_t32__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d256_4x2_t32__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -6638,7 +6351,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_decode__avx2(con
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -6799,22 +6513,35 @@ static ATTNGEN_NOINLINE void attngen_qk_d256_16x5_s96__neon(const float *restric
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 8 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 96 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 96 + r * 1].
  * Column blocks of 8 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_panel_8x8_s96__neon(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f || alpha[4] != 1.0f || alpha[5] != 1.0f || alpha[6] != 1.0f || alpha[7] != 1.0f;
   int c0 = 0;
   for (; c0 + 8 <= 8; c0 += 8)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + c0 + 4), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + c0 + 4), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + c0 + 4), vld1q_dup_f32(alpha + 3));
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), vld1q_dup_f32(alpha + 4)), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + c0 + 4), vld1q_dup_f32(alpha + 4));
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), vld1q_dup_f32(alpha + 5)), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + c0 + 4), vld1q_dup_f32(alpha + 5));
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), vld1q_dup_f32(alpha + 6)), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + c0 + 4), vld1q_dup_f32(alpha + 6));
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), vld1q_dup_f32(alpha + 7)), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + c0 + 4), vld1q_dup_f32(alpha + 7));
+    float32x4_t o0_0 = vld1q_f32(o + c0), o0_1 = vld1q_f32(o + c0 + 4);
+    float32x4_t o1_0 = vld1q_f32(o + os + c0), o1_1 = vld1q_f32(o + os + c0 + 4);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + c0), o2_1 = vld1q_f32(o + 2 * os + c0 + 4);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + c0), o3_1 = vld1q_f32(o + 3 * os + c0 + 4);
+    float32x4_t o4_0 = vld1q_f32(o + 4 * os + c0), o4_1 = vld1q_f32(o + 4 * os + c0 + 4);
+    float32x4_t o5_0 = vld1q_f32(o + 5 * os + c0), o5_1 = vld1q_f32(o + 5 * os + c0 + 4);
+    float32x4_t o6_0 = vld1q_f32(o + 6 * os + c0), o6_1 = vld1q_f32(o + 6 * os + c0 + 4);
+    float32x4_t o7_0 = vld1q_f32(o + 7 * os + c0), o7_1 = vld1q_f32(o + 7 * os + c0 + 4);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 4); o4_0 = vmulq_f32(o4_0, a); o4_1 = vmulq_f32(o4_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 5); o5_0 = vmulq_f32(o5_0, a); o5_1 = vmulq_f32(o5_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 6); o6_0 = vmulq_f32(o6_0, a); o6_1 = vmulq_f32(o6_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 7); o7_0 = vmulq_f32(o7_0, a); o7_1 = vmulq_f32(o7_1, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
@@ -6839,14 +6566,24 @@ static ATTNGEN_NOINLINE void attngen_pv_panel_8x8_s96__neon(const float *restric
   }
   for (; c0 + 4 <= 8; c0 += 4)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), vld1q_dup_f32(alpha + 3));
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), vld1q_dup_f32(alpha + 4));
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), vld1q_dup_f32(alpha + 5));
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), vld1q_dup_f32(alpha + 6));
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), vld1q_dup_f32(alpha + 7));
+    float32x4_t o0_0 = vld1q_f32(o + c0);
+    float32x4_t o1_0 = vld1q_f32(o + os + c0);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + c0);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + c0);
+    float32x4_t o4_0 = vld1q_f32(o + 4 * os + c0);
+    float32x4_t o5_0 = vld1q_f32(o + 5 * os + c0);
+    float32x4_t o6_0 = vld1q_f32(o + 6 * os + c0);
+    float32x4_t o7_0 = vld1q_f32(o + 7 * os + c0);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 4); o4_0 = vmulq_f32(o4_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 5); o5_0 = vmulq_f32(o5_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 6); o6_0 = vmulq_f32(o6_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 7); o7_0 = vmulq_f32(o7_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
@@ -7515,16 +7252,25 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d256_4x4_t32_rowwise__neon(const floa
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 32 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 32 + r * 1].
  * Column blocks of 16 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_d256_4x16_t32__neon(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 12), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 4), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 8), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 12), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 4), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 8), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 12), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 4), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 8), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 12), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o), o0_1 = vld1q_f32(o + 4), o0_2 = vld1q_f32(o + 8), o0_3 = vld1q_f32(o + 12);
+    float32x4_t o1_0 = vld1q_f32(o + os), o1_1 = vld1q_f32(o + os + 4), o1_2 = vld1q_f32(o + os + 8), o1_3 = vld1q_f32(o + os + 12);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os), o2_1 = vld1q_f32(o + 2 * os + 4), o2_2 = vld1q_f32(o + 2 * os + 8), o2_3 = vld1q_f32(o + 2 * os + 12);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os), o3_1 = vld1q_f32(o + 3 * os + 4), o3_2 = vld1q_f32(o + 3 * os + 8), o3_3 = vld1q_f32(o + 3 * os + 12);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -7540,10 +7286,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d256_4x16_t32__neon(const float *restric
     vst1q_f32(o + 3 * os, o3_0); vst1q_f32(o + 3 * os + 4, o3_1); vst1q_f32(o + 3 * os + 8, o3_2); vst1q_f32(o + 3 * os + 12, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 16), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 20), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 24), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 28), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 16), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 20), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 24), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 28), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 16), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 20), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 24), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 28), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 16), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 20), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 24), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 28), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 16), o0_1 = vld1q_f32(o + 20), o0_2 = vld1q_f32(o + 24), o0_3 = vld1q_f32(o + 28);
+    float32x4_t o1_0 = vld1q_f32(o + os + 16), o1_1 = vld1q_f32(o + os + 20), o1_2 = vld1q_f32(o + os + 24), o1_3 = vld1q_f32(o + os + 28);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 16), o2_1 = vld1q_f32(o + 2 * os + 20), o2_2 = vld1q_f32(o + 2 * os + 24), o2_3 = vld1q_f32(o + 2 * os + 28);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 16), o3_1 = vld1q_f32(o + 3 * os + 20), o3_2 = vld1q_f32(o + 3 * os + 24), o3_3 = vld1q_f32(o + 3 * os + 28);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -7559,10 +7311,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d256_4x16_t32__neon(const float *restric
     vst1q_f32(o + 3 * os + 16, o3_0); vst1q_f32(o + 3 * os + 20, o3_1); vst1q_f32(o + 3 * os + 24, o3_2); vst1q_f32(o + 3 * os + 28, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 32), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 36), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 40), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 44), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 32), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 36), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 40), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 44), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 32), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 36), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 40), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 44), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 32), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 36), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 40), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 44), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 32), o0_1 = vld1q_f32(o + 36), o0_2 = vld1q_f32(o + 40), o0_3 = vld1q_f32(o + 44);
+    float32x4_t o1_0 = vld1q_f32(o + os + 32), o1_1 = vld1q_f32(o + os + 36), o1_2 = vld1q_f32(o + os + 40), o1_3 = vld1q_f32(o + os + 44);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 32), o2_1 = vld1q_f32(o + 2 * os + 36), o2_2 = vld1q_f32(o + 2 * os + 40), o2_3 = vld1q_f32(o + 2 * os + 44);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 32), o3_1 = vld1q_f32(o + 3 * os + 36), o3_2 = vld1q_f32(o + 3 * os + 40), o3_3 = vld1q_f32(o + 3 * os + 44);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -7578,10 +7336,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d256_4x16_t32__neon(const float *restric
     vst1q_f32(o + 3 * os + 32, o3_0); vst1q_f32(o + 3 * os + 36, o3_1); vst1q_f32(o + 3 * os + 40, o3_2); vst1q_f32(o + 3 * os + 44, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 48), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 52), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 56), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 60), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 48), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 52), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 56), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 60), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 48), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 52), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 56), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 60), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 48), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 52), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 56), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 60), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 48), o0_1 = vld1q_f32(o + 52), o0_2 = vld1q_f32(o + 56), o0_3 = vld1q_f32(o + 60);
+    float32x4_t o1_0 = vld1q_f32(o + os + 48), o1_1 = vld1q_f32(o + os + 52), o1_2 = vld1q_f32(o + os + 56), o1_3 = vld1q_f32(o + os + 60);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 48), o2_1 = vld1q_f32(o + 2 * os + 52), o2_2 = vld1q_f32(o + 2 * os + 56), o2_3 = vld1q_f32(o + 2 * os + 60);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 48), o3_1 = vld1q_f32(o + 3 * os + 52), o3_2 = vld1q_f32(o + 3 * os + 56), o3_3 = vld1q_f32(o + 3 * os + 60);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -7597,10 +7361,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d256_4x16_t32__neon(const float *restric
     vst1q_f32(o + 3 * os + 48, o3_0); vst1q_f32(o + 3 * os + 52, o3_1); vst1q_f32(o + 3 * os + 56, o3_2); vst1q_f32(o + 3 * os + 60, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 64), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 68), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 72), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 76), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 64), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 68), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 72), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 76), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 64), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 68), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 72), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 76), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 64), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 68), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 72), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 76), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 64), o0_1 = vld1q_f32(o + 68), o0_2 = vld1q_f32(o + 72), o0_3 = vld1q_f32(o + 76);
+    float32x4_t o1_0 = vld1q_f32(o + os + 64), o1_1 = vld1q_f32(o + os + 68), o1_2 = vld1q_f32(o + os + 72), o1_3 = vld1q_f32(o + os + 76);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 64), o2_1 = vld1q_f32(o + 2 * os + 68), o2_2 = vld1q_f32(o + 2 * os + 72), o2_3 = vld1q_f32(o + 2 * os + 76);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 64), o3_1 = vld1q_f32(o + 3 * os + 68), o3_2 = vld1q_f32(o + 3 * os + 72), o3_3 = vld1q_f32(o + 3 * os + 76);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -7616,10 +7386,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d256_4x16_t32__neon(const float *restric
     vst1q_f32(o + 3 * os + 64, o3_0); vst1q_f32(o + 3 * os + 68, o3_1); vst1q_f32(o + 3 * os + 72, o3_2); vst1q_f32(o + 3 * os + 76, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 80), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 84), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 88), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 92), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 80), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 84), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 88), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 92), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 80), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 84), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 88), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 92), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 80), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 84), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 88), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 92), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 80), o0_1 = vld1q_f32(o + 84), o0_2 = vld1q_f32(o + 88), o0_3 = vld1q_f32(o + 92);
+    float32x4_t o1_0 = vld1q_f32(o + os + 80), o1_1 = vld1q_f32(o + os + 84), o1_2 = vld1q_f32(o + os + 88), o1_3 = vld1q_f32(o + os + 92);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 80), o2_1 = vld1q_f32(o + 2 * os + 84), o2_2 = vld1q_f32(o + 2 * os + 88), o2_3 = vld1q_f32(o + 2 * os + 92);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 80), o3_1 = vld1q_f32(o + 3 * os + 84), o3_2 = vld1q_f32(o + 3 * os + 88), o3_3 = vld1q_f32(o + 3 * os + 92);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -7635,10 +7411,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d256_4x16_t32__neon(const float *restric
     vst1q_f32(o + 3 * os + 80, o3_0); vst1q_f32(o + 3 * os + 84, o3_1); vst1q_f32(o + 3 * os + 88, o3_2); vst1q_f32(o + 3 * os + 92, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 96), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 100), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 104), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 108), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 96), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 100), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 104), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 108), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 96), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 100), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 104), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 108), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 96), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 100), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 104), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 108), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 96), o0_1 = vld1q_f32(o + 100), o0_2 = vld1q_f32(o + 104), o0_3 = vld1q_f32(o + 108);
+    float32x4_t o1_0 = vld1q_f32(o + os + 96), o1_1 = vld1q_f32(o + os + 100), o1_2 = vld1q_f32(o + os + 104), o1_3 = vld1q_f32(o + os + 108);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 96), o2_1 = vld1q_f32(o + 2 * os + 100), o2_2 = vld1q_f32(o + 2 * os + 104), o2_3 = vld1q_f32(o + 2 * os + 108);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 96), o3_1 = vld1q_f32(o + 3 * os + 100), o3_2 = vld1q_f32(o + 3 * os + 104), o3_3 = vld1q_f32(o + 3 * os + 108);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -7654,10 +7436,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d256_4x16_t32__neon(const float *restric
     vst1q_f32(o + 3 * os + 96, o3_0); vst1q_f32(o + 3 * os + 100, o3_1); vst1q_f32(o + 3 * os + 104, o3_2); vst1q_f32(o + 3 * os + 108, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 112), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 116), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 120), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 124), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 112), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 116), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 120), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 124), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 112), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 116), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 120), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 124), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 112), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 116), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 120), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 124), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 112), o0_1 = vld1q_f32(o + 116), o0_2 = vld1q_f32(o + 120), o0_3 = vld1q_f32(o + 124);
+    float32x4_t o1_0 = vld1q_f32(o + os + 112), o1_1 = vld1q_f32(o + os + 116), o1_2 = vld1q_f32(o + os + 120), o1_3 = vld1q_f32(o + os + 124);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 112), o2_1 = vld1q_f32(o + 2 * os + 116), o2_2 = vld1q_f32(o + 2 * os + 120), o2_3 = vld1q_f32(o + 2 * os + 124);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 112), o3_1 = vld1q_f32(o + 3 * os + 116), o3_2 = vld1q_f32(o + 3 * os + 120), o3_3 = vld1q_f32(o + 3 * os + 124);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -7673,10 +7461,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d256_4x16_t32__neon(const float *restric
     vst1q_f32(o + 3 * os + 112, o3_0); vst1q_f32(o + 3 * os + 116, o3_1); vst1q_f32(o + 3 * os + 120, o3_2); vst1q_f32(o + 3 * os + 124, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 128), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 132), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 136), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 140), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 128), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 132), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 136), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 140), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 128), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 132), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 136), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 140), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 128), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 132), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 136), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 140), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 128), o0_1 = vld1q_f32(o + 132), o0_2 = vld1q_f32(o + 136), o0_3 = vld1q_f32(o + 140);
+    float32x4_t o1_0 = vld1q_f32(o + os + 128), o1_1 = vld1q_f32(o + os + 132), o1_2 = vld1q_f32(o + os + 136), o1_3 = vld1q_f32(o + os + 140);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 128), o2_1 = vld1q_f32(o + 2 * os + 132), o2_2 = vld1q_f32(o + 2 * os + 136), o2_3 = vld1q_f32(o + 2 * os + 140);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 128), o3_1 = vld1q_f32(o + 3 * os + 132), o3_2 = vld1q_f32(o + 3 * os + 136), o3_3 = vld1q_f32(o + 3 * os + 140);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -7692,10 +7486,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d256_4x16_t32__neon(const float *restric
     vst1q_f32(o + 3 * os + 128, o3_0); vst1q_f32(o + 3 * os + 132, o3_1); vst1q_f32(o + 3 * os + 136, o3_2); vst1q_f32(o + 3 * os + 140, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 144), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 148), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 152), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 156), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 144), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 148), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 152), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 156), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 144), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 148), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 152), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 156), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 144), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 148), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 152), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 156), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 144), o0_1 = vld1q_f32(o + 148), o0_2 = vld1q_f32(o + 152), o0_3 = vld1q_f32(o + 156);
+    float32x4_t o1_0 = vld1q_f32(o + os + 144), o1_1 = vld1q_f32(o + os + 148), o1_2 = vld1q_f32(o + os + 152), o1_3 = vld1q_f32(o + os + 156);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 144), o2_1 = vld1q_f32(o + 2 * os + 148), o2_2 = vld1q_f32(o + 2 * os + 152), o2_3 = vld1q_f32(o + 2 * os + 156);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 144), o3_1 = vld1q_f32(o + 3 * os + 148), o3_2 = vld1q_f32(o + 3 * os + 152), o3_3 = vld1q_f32(o + 3 * os + 156);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -7711,10 +7511,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d256_4x16_t32__neon(const float *restric
     vst1q_f32(o + 3 * os + 144, o3_0); vst1q_f32(o + 3 * os + 148, o3_1); vst1q_f32(o + 3 * os + 152, o3_2); vst1q_f32(o + 3 * os + 156, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 160), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 164), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 168), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 172), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 160), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 164), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 168), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 172), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 160), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 164), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 168), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 172), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 160), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 164), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 168), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 172), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 160), o0_1 = vld1q_f32(o + 164), o0_2 = vld1q_f32(o + 168), o0_3 = vld1q_f32(o + 172);
+    float32x4_t o1_0 = vld1q_f32(o + os + 160), o1_1 = vld1q_f32(o + os + 164), o1_2 = vld1q_f32(o + os + 168), o1_3 = vld1q_f32(o + os + 172);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 160), o2_1 = vld1q_f32(o + 2 * os + 164), o2_2 = vld1q_f32(o + 2 * os + 168), o2_3 = vld1q_f32(o + 2 * os + 172);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 160), o3_1 = vld1q_f32(o + 3 * os + 164), o3_2 = vld1q_f32(o + 3 * os + 168), o3_3 = vld1q_f32(o + 3 * os + 172);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -7730,10 +7536,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d256_4x16_t32__neon(const float *restric
     vst1q_f32(o + 3 * os + 160, o3_0); vst1q_f32(o + 3 * os + 164, o3_1); vst1q_f32(o + 3 * os + 168, o3_2); vst1q_f32(o + 3 * os + 172, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 176), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 180), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 184), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 188), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 176), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 180), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 184), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 188), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 176), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 180), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 184), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 188), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 176), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 180), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 184), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 188), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 176), o0_1 = vld1q_f32(o + 180), o0_2 = vld1q_f32(o + 184), o0_3 = vld1q_f32(o + 188);
+    float32x4_t o1_0 = vld1q_f32(o + os + 176), o1_1 = vld1q_f32(o + os + 180), o1_2 = vld1q_f32(o + os + 184), o1_3 = vld1q_f32(o + os + 188);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 176), o2_1 = vld1q_f32(o + 2 * os + 180), o2_2 = vld1q_f32(o + 2 * os + 184), o2_3 = vld1q_f32(o + 2 * os + 188);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 176), o3_1 = vld1q_f32(o + 3 * os + 180), o3_2 = vld1q_f32(o + 3 * os + 184), o3_3 = vld1q_f32(o + 3 * os + 188);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -7749,10 +7561,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d256_4x16_t32__neon(const float *restric
     vst1q_f32(o + 3 * os + 176, o3_0); vst1q_f32(o + 3 * os + 180, o3_1); vst1q_f32(o + 3 * os + 184, o3_2); vst1q_f32(o + 3 * os + 188, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 192), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 196), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 200), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 204), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 192), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 196), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 200), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 204), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 192), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 196), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 200), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 204), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 192), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 196), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 200), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 204), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 192), o0_1 = vld1q_f32(o + 196), o0_2 = vld1q_f32(o + 200), o0_3 = vld1q_f32(o + 204);
+    float32x4_t o1_0 = vld1q_f32(o + os + 192), o1_1 = vld1q_f32(o + os + 196), o1_2 = vld1q_f32(o + os + 200), o1_3 = vld1q_f32(o + os + 204);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 192), o2_1 = vld1q_f32(o + 2 * os + 196), o2_2 = vld1q_f32(o + 2 * os + 200), o2_3 = vld1q_f32(o + 2 * os + 204);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 192), o3_1 = vld1q_f32(o + 3 * os + 196), o3_2 = vld1q_f32(o + 3 * os + 200), o3_3 = vld1q_f32(o + 3 * os + 204);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -7768,10 +7586,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d256_4x16_t32__neon(const float *restric
     vst1q_f32(o + 3 * os + 192, o3_0); vst1q_f32(o + 3 * os + 196, o3_1); vst1q_f32(o + 3 * os + 200, o3_2); vst1q_f32(o + 3 * os + 204, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 208), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 212), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 216), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 220), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 208), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 212), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 216), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 220), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 208), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 212), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 216), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 220), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 208), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 212), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 216), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 220), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 208), o0_1 = vld1q_f32(o + 212), o0_2 = vld1q_f32(o + 216), o0_3 = vld1q_f32(o + 220);
+    float32x4_t o1_0 = vld1q_f32(o + os + 208), o1_1 = vld1q_f32(o + os + 212), o1_2 = vld1q_f32(o + os + 216), o1_3 = vld1q_f32(o + os + 220);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 208), o2_1 = vld1q_f32(o + 2 * os + 212), o2_2 = vld1q_f32(o + 2 * os + 216), o2_3 = vld1q_f32(o + 2 * os + 220);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 208), o3_1 = vld1q_f32(o + 3 * os + 212), o3_2 = vld1q_f32(o + 3 * os + 216), o3_3 = vld1q_f32(o + 3 * os + 220);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -7787,10 +7611,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d256_4x16_t32__neon(const float *restric
     vst1q_f32(o + 3 * os + 208, o3_0); vst1q_f32(o + 3 * os + 212, o3_1); vst1q_f32(o + 3 * os + 216, o3_2); vst1q_f32(o + 3 * os + 220, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 224), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 228), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 232), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 236), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 224), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 228), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 232), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 236), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 224), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 228), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 232), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 236), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 224), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 228), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 232), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 236), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 224), o0_1 = vld1q_f32(o + 228), o0_2 = vld1q_f32(o + 232), o0_3 = vld1q_f32(o + 236);
+    float32x4_t o1_0 = vld1q_f32(o + os + 224), o1_1 = vld1q_f32(o + os + 228), o1_2 = vld1q_f32(o + os + 232), o1_3 = vld1q_f32(o + os + 236);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 224), o2_1 = vld1q_f32(o + 2 * os + 228), o2_2 = vld1q_f32(o + 2 * os + 232), o2_3 = vld1q_f32(o + 2 * os + 236);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 224), o3_1 = vld1q_f32(o + 3 * os + 228), o3_2 = vld1q_f32(o + 3 * os + 232), o3_3 = vld1q_f32(o + 3 * os + 236);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -7806,10 +7636,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d256_4x16_t32__neon(const float *restric
     vst1q_f32(o + 3 * os + 224, o3_0); vst1q_f32(o + 3 * os + 228, o3_1); vst1q_f32(o + 3 * os + 232, o3_2); vst1q_f32(o + 3 * os + 236, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 240), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 244), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 248), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 252), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 240), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 244), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 248), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 252), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 240), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 244), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 248), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 252), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 240), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 244), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 248), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 252), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 240), o0_1 = vld1q_f32(o + 244), o0_2 = vld1q_f32(o + 248), o0_3 = vld1q_f32(o + 252);
+    float32x4_t o1_0 = vld1q_f32(o + os + 240), o1_1 = vld1q_f32(o + os + 244), o1_2 = vld1q_f32(o + os + 248), o1_3 = vld1q_f32(o + os + 252);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 240), o2_1 = vld1q_f32(o + 2 * os + 244), o2_2 = vld1q_f32(o + 2 * os + 248), o2_3 = vld1q_f32(o + 2 * os + 252);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 240), o3_1 = vld1q_f32(o + 3 * os + 244), o3_2 = vld1q_f32(o + 3 * os + 248), o3_3 = vld1q_f32(o + 3 * os + 252);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
@@ -9491,18 +9327,27 @@ static ATTNGEN_NOINLINE void attngen_qk_d256_4x4_s64__scalar(const float *restri
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 64 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 64 + r * 1].
  * Column blocks of 4 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_panel_4x4_s64__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
   int c0 = 0;
   for (; c0 + 4 <= 4; c0 += 4)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
-    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2))), o2_1 = ((*(o + 2 * os + c0 + 1)) * (*(alpha + 2))), o2_2 = ((*(o + 2 * os + c0 + 2)) * (*(alpha + 2))), o2_3 = ((*(o + 2 * os + c0 + 3)) * (*(alpha + 2)));
-    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3))), o3_1 = ((*(o + 3 * os + c0 + 1)) * (*(alpha + 3))), o3_2 = ((*(o + 3 * os + c0 + 2)) * (*(alpha + 3))), o3_3 = ((*(o + 3 * os + c0 + 3)) * (*(alpha + 3)));
+    float o0_0 = (*(o + c0)), o0_1 = (*(o + c0 + 1)), o0_2 = (*(o + c0 + 2)), o0_3 = (*(o + c0 + 3));
+    float o1_0 = (*(o + os + c0)), o1_1 = (*(o + os + c0 + 1)), o1_2 = (*(o + os + c0 + 2)), o1_3 = (*(o + os + c0 + 3));
+    float o2_0 = (*(o + 2 * os + c0)), o2_1 = (*(o + 2 * os + c0 + 1)), o2_2 = (*(o + 2 * os + c0 + 2)), o2_3 = (*(o + 2 * os + c0 + 3));
+    float o3_0 = (*(o + 3 * os + c0)), o3_1 = (*(o + 3 * os + c0 + 1)), o3_2 = (*(o + 3 * os + c0 + 2)), o3_3 = (*(o + 3 * os + c0 + 3));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); o0_1 = (o0_1 * a); o0_2 = (o0_2 * a); o0_3 = (o0_3 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); o1_1 = (o1_1 * a); o1_2 = (o1_2 * a); o1_3 = (o1_3 * a); }
+      { const float a = (*(alpha + 2)); o2_0 = (o2_0 * a); o2_1 = (o2_1 * a); o2_2 = (o2_2 * a); o2_3 = (o2_3 * a); }
+      { const float a = (*(alpha + 3)); o3_0 = (o3_0 * a); o3_1 = (o3_1 * a); o3_2 = (o3_2 * a); o3_3 = (o3_3 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 64;
@@ -9519,10 +9364,16 @@ static ATTNGEN_NOINLINE void attngen_pv_panel_4x4_s64__scalar(const float *restr
   }
   for (; c0 + 1 <= 4; c0 += 1)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
-    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2)));
-    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3)));
+    float o0_0 = (*(o + c0));
+    float o1_0 = (*(o + os + c0));
+    float o2_0 = (*(o + 2 * os + c0));
+    float o3_0 = (*(o + 3 * os + c0));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); }
+      { const float a = (*(alpha + 2)); o2_0 = (o2_0 * a); }
+      { const float a = (*(alpha + 3)); o3_0 = (o3_0 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 64;
@@ -9643,18 +9494,27 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d256_4x4_s64_rowwise__scalar(const fl
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 4 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_d256_4x4_p64__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
   int c0 = 0;
   for (; c0 + 4 <= 256; c0 += 4)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
-    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2))), o2_1 = ((*(o + 2 * os + c0 + 1)) * (*(alpha + 2))), o2_2 = ((*(o + 2 * os + c0 + 2)) * (*(alpha + 2))), o2_3 = ((*(o + 2 * os + c0 + 3)) * (*(alpha + 2)));
-    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3))), o3_1 = ((*(o + 3 * os + c0 + 1)) * (*(alpha + 3))), o3_2 = ((*(o + 3 * os + c0 + 2)) * (*(alpha + 3))), o3_3 = ((*(o + 3 * os + c0 + 3)) * (*(alpha + 3)));
+    float o0_0 = (*(o + c0)), o0_1 = (*(o + c0 + 1)), o0_2 = (*(o + c0 + 2)), o0_3 = (*(o + c0 + 3));
+    float o1_0 = (*(o + os + c0)), o1_1 = (*(o + os + c0 + 1)), o1_2 = (*(o + os + c0 + 2)), o1_3 = (*(o + os + c0 + 3));
+    float o2_0 = (*(o + 2 * os + c0)), o2_1 = (*(o + 2 * os + c0 + 1)), o2_2 = (*(o + 2 * os + c0 + 2)), o2_3 = (*(o + 2 * os + c0 + 3));
+    float o3_0 = (*(o + 3 * os + c0)), o3_1 = (*(o + 3 * os + c0 + 1)), o3_2 = (*(o + 3 * os + c0 + 2)), o3_3 = (*(o + 3 * os + c0 + 3));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); o0_1 = (o0_1 * a); o0_2 = (o0_2 * a); o0_3 = (o0_3 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); o1_1 = (o1_1 * a); o1_2 = (o1_2 * a); o1_3 = (o1_3 * a); }
+      { const float a = (*(alpha + 2)); o2_0 = (o2_0 * a); o2_1 = (o2_1 * a); o2_2 = (o2_2 * a); o2_3 = (o2_3 * a); }
+      { const float a = (*(alpha + 3)); o3_0 = (o3_0 * a); o3_1 = (o3_1 * a); o3_2 = (o3_2 * a); o3_3 = (o3_3 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -9671,10 +9531,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d256_4x4_p64__scalar(const float *restri
   }
   for (; c0 + 1 <= 256; c0 += 1)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
-    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2)));
-    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3)));
+    float o0_0 = (*(o + c0));
+    float o1_0 = (*(o + os + c0));
+    float o2_0 = (*(o + 2 * os + c0));
+    float o3_0 = (*(o + 3 * os + c0));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); }
+      { const float a = (*(alpha + 2)); o2_0 = (o2_0 * a); }
+      { const float a = (*(alpha + 3)); o3_0 = (o3_0 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -11197,9 +11063,9 @@ static const attngen_kernel_info attngen_table_gemma_3_1b_local_kernels[] = {
   { "attn_h4_kv1_d256_causal_padding_window_prefill__avx512", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 32, 60992, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_padding_window_prefill__avx512, 0 },
   { "attn_h4_kv1_d256_causal_window_decode__avx512", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 128, 20640, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_window_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 8, 17056, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_window_decode__avx512, 0 },
   { "attn_h4_kv1_d256_causal_padding_window_decode__avx512", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 128, 20640, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_window_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 8, 17056, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_window_decode__avx512, 0 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h4_kv1_d256_causal_window_prefill__avx2", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
@@ -11285,9 +11151,9 @@ static const attngen_kernel_info attngen_table_gemma_3_1b_global_kernels[] = {
   { "attn_h4_kv1_d256_causal_padding_prefill__avx512", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 24, 1, 96, 32, 60992, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_padding_prefill__avx512, 0 },
   { "attn_h4_kv1_d256_causal_decode__avx512", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 32, 128, 20640, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 32, 8, 17056, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_decode__avx512, 0 },
   { "attn_h4_kv1_d256_causal_padding_decode__avx512", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 32, 128, 20640, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 32, 8, 17056, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_decode__avx512, 0 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h4_kv1_d256_causal_prefill__avx2", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,

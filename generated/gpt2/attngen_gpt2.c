@@ -507,20 +507,33 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s96__avx5
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 8 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 96 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 96 + r * 1].
  * Column blocks of 32 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_panel_8x32_s96__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f || alpha[4] != 1.0f || alpha[5] != 1.0f || alpha[6] != 1.0f || alpha[7] != 1.0f;
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 16), _mm512_set1_ps(*(alpha + 1)));
-    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 16), _mm512_set1_ps(*(alpha + 2)));
-    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 16), _mm512_set1_ps(*(alpha + 3)));
-    __m512 o4_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 4 * os), _mm512_set1_ps(*(alpha + 4))), o4_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 4 * os + 16), _mm512_set1_ps(*(alpha + 4)));
-    __m512 o5_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 5 * os), _mm512_set1_ps(*(alpha + 5))), o5_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 5 * os + 16), _mm512_set1_ps(*(alpha + 5)));
-    __m512 o6_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 6 * os), _mm512_set1_ps(*(alpha + 6))), o6_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 6 * os + 16), _mm512_set1_ps(*(alpha + 6)));
-    __m512 o7_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 7 * os), _mm512_set1_ps(*(alpha + 7))), o7_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 7 * os + 16), _mm512_set1_ps(*(alpha + 7)));
+    __m512 o0_0 = _mm512_loadu_ps(o), o0_1 = _mm512_loadu_ps(o + 16);
+    __m512 o1_0 = _mm512_loadu_ps(o + os), o1_1 = _mm512_loadu_ps(o + os + 16);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os), o2_1 = _mm512_loadu_ps(o + 2 * os + 16);
+    __m512 o3_0 = _mm512_loadu_ps(o + 3 * os), o3_1 = _mm512_loadu_ps(o + 3 * os + 16);
+    __m512 o4_0 = _mm512_loadu_ps(o + 4 * os), o4_1 = _mm512_loadu_ps(o + 4 * os + 16);
+    __m512 o5_0 = _mm512_loadu_ps(o + 5 * os), o5_1 = _mm512_loadu_ps(o + 5 * os + 16);
+    __m512 o6_0 = _mm512_loadu_ps(o + 6 * os), o6_1 = _mm512_loadu_ps(o + 6 * os + 16);
+    __m512 o7_0 = _mm512_loadu_ps(o + 7 * os), o7_1 = _mm512_loadu_ps(o + 7 * os + 16);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 3)); o3_0 = _mm512_mul_ps(o3_0, a); o3_1 = _mm512_mul_ps(o3_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 4)); o4_0 = _mm512_mul_ps(o4_0, a); o4_1 = _mm512_mul_ps(o4_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 5)); o5_0 = _mm512_mul_ps(o5_0, a); o5_1 = _mm512_mul_ps(o5_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 6)); o6_0 = _mm512_mul_ps(o6_0, a); o6_1 = _mm512_mul_ps(o6_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 7)); o7_0 = _mm512_mul_ps(o7_0, a); o7_1 = _mm512_mul_ps(o7_1, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
@@ -948,14 +961,20 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_16x8_q16_t96__
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 96 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 96 + r * 1].
  * Column blocks of 128 floats keep 8 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d64_1x128_t96__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   (void)os; /* one row per block */
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f;
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 48), _mm512_set1_ps(*(alpha)));
+    __m512 o0_0 = _mm512_loadu_ps(o), o0_1 = _mm512_loadu_ps(o + 16), o0_2 = _mm512_loadu_ps(o + 32), o0_3 = _mm512_loadu_ps(o + 48);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); o0_3 = _mm512_mul_ps(o0_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
@@ -1374,8 +1393,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_decode__avx512(const 
   const int contig = ks == 64 && vs == 64;
   const int nk = contig ? 128 : 16;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 64 * (int)sizeof(*a->k));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -1398,7 +1418,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_decode__avx512(const 
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -1439,7 +1460,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_decode__avx512(const 
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -1492,7 +1514,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_decode__avx512(const 
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -1625,8 +1648,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_padding_decode__avx51
   const int contig = ks == 64 && vs == 64;
   const int nk = contig ? 128 : 16;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 64 * (int)sizeof(*a->k));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -1649,7 +1673,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_padding_decode__avx51
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -1690,7 +1715,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_padding_decode__avx51
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -1743,7 +1769,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_padding_decode__avx51
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -2093,18 +2120,29 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d64_24x4_s48__avx2(c
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 6 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 48 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 48 + r * 1].
  * Column blocks of 16 floats keep 12 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16_s48__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f || alpha[4] != 1.0f || alpha[5] != 1.0f;
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 8), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 8), _mm256_broadcast_ss(alpha + 3));
-    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os), _mm256_broadcast_ss(alpha + 4)), o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 8), _mm256_broadcast_ss(alpha + 4));
-    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os), _mm256_broadcast_ss(alpha + 5)), o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 8), _mm256_broadcast_ss(alpha + 5));
+    __m256 o0_0 = _mm256_loadu_ps(o), o0_1 = _mm256_loadu_ps(o + 8);
+    __m256 o1_0 = _mm256_loadu_ps(o + os), o1_1 = _mm256_loadu_ps(o + os + 8);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os), o2_1 = _mm256_loadu_ps(o + 2 * os + 8);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os), o3_1 = _mm256_loadu_ps(o + 3 * os + 8);
+    __m256 o4_0 = _mm256_loadu_ps(o + 4 * os), o4_1 = _mm256_loadu_ps(o + 4 * os + 8);
+    __m256 o5_0 = _mm256_loadu_ps(o + 5 * os), o5_1 = _mm256_loadu_ps(o + 5 * os + 8);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 4); o4_0 = _mm256_mul_ps(o4_0, a); o4_1 = _mm256_mul_ps(o4_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 5); o5_0 = _mm256_mul_ps(o5_0, a); o5_1 = _mm256_mul_ps(o5_1, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 48;
@@ -2568,14 +2606,20 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d64_8x8_q8_t96__avx2
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 96 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 96 + r * 1].
  * Column blocks of 64 floats keep 8 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d64_1x64_t96__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   (void)os; /* one row per block */
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f;
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha));
+    __m256 o0_0 = _mm256_loadu_ps(o), o0_1 = _mm256_loadu_ps(o + 8), o0_2 = _mm256_loadu_ps(o + 16), o0_3 = _mm256_loadu_ps(o + 24), o0_4 = _mm256_loadu_ps(o + 32), o0_5 = _mm256_loadu_ps(o + 40), o0_6 = _mm256_loadu_ps(o + 48), o0_7 = _mm256_loadu_ps(o + 56);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); o0_4 = _mm256_mul_ps(o0_4, a); o0_5 = _mm256_mul_ps(o0_5, a); o0_6 = _mm256_mul_ps(o0_6, a); o0_7 = _mm256_mul_ps(o0_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
@@ -2994,8 +3038,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attn
   const int contig = ks == 64 && vs == 64;
   const int nk = contig ? 128 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 64 * (int)sizeof(*a->k));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -3018,7 +3063,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attn
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -3059,7 +3105,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attn
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -3112,7 +3159,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attn
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -3245,8 +3293,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(co
   const int contig = ks == 64 && vs == 64;
   const int nk = contig ? 128 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 64 * (int)sizeof(*a->k));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -3269,7 +3318,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(co
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -3310,7 +3360,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(co
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -3363,7 +3414,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(co
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -3518,22 +3570,35 @@ static ATTNGEN_NOINLINE void attngen_qk_d64_16x5_s96__neon(const float *restrict
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 8 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 96 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 96 + r * 1].
  * Column blocks of 8 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_panel_8x8_s96__neon(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f || alpha[4] != 1.0f || alpha[5] != 1.0f || alpha[6] != 1.0f || alpha[7] != 1.0f;
   int c0 = 0;
   for (; c0 + 8 <= 8; c0 += 8)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + c0 + 4), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + c0 + 4), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + c0 + 4), vld1q_dup_f32(alpha + 3));
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), vld1q_dup_f32(alpha + 4)), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + c0 + 4), vld1q_dup_f32(alpha + 4));
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), vld1q_dup_f32(alpha + 5)), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + c0 + 4), vld1q_dup_f32(alpha + 5));
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), vld1q_dup_f32(alpha + 6)), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + c0 + 4), vld1q_dup_f32(alpha + 6));
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), vld1q_dup_f32(alpha + 7)), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + c0 + 4), vld1q_dup_f32(alpha + 7));
+    float32x4_t o0_0 = vld1q_f32(o + c0), o0_1 = vld1q_f32(o + c0 + 4);
+    float32x4_t o1_0 = vld1q_f32(o + os + c0), o1_1 = vld1q_f32(o + os + c0 + 4);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + c0), o2_1 = vld1q_f32(o + 2 * os + c0 + 4);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + c0), o3_1 = vld1q_f32(o + 3 * os + c0 + 4);
+    float32x4_t o4_0 = vld1q_f32(o + 4 * os + c0), o4_1 = vld1q_f32(o + 4 * os + c0 + 4);
+    float32x4_t o5_0 = vld1q_f32(o + 5 * os + c0), o5_1 = vld1q_f32(o + 5 * os + c0 + 4);
+    float32x4_t o6_0 = vld1q_f32(o + 6 * os + c0), o6_1 = vld1q_f32(o + 6 * os + c0 + 4);
+    float32x4_t o7_0 = vld1q_f32(o + 7 * os + c0), o7_1 = vld1q_f32(o + 7 * os + c0 + 4);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 4); o4_0 = vmulq_f32(o4_0, a); o4_1 = vmulq_f32(o4_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 5); o5_0 = vmulq_f32(o5_0, a); o5_1 = vmulq_f32(o5_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 6); o6_0 = vmulq_f32(o6_0, a); o6_1 = vmulq_f32(o6_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 7); o7_0 = vmulq_f32(o7_0, a); o7_1 = vmulq_f32(o7_1, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
@@ -3558,14 +3623,24 @@ static ATTNGEN_NOINLINE void attngen_pv_panel_8x8_s96__neon(const float *restric
   }
   for (; c0 + 4 <= 8; c0 += 4)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), vld1q_dup_f32(alpha + 3));
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), vld1q_dup_f32(alpha + 4));
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), vld1q_dup_f32(alpha + 5));
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), vld1q_dup_f32(alpha + 6));
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), vld1q_dup_f32(alpha + 7));
+    float32x4_t o0_0 = vld1q_f32(o + c0);
+    float32x4_t o1_0 = vld1q_f32(o + os + c0);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + c0);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + c0);
+    float32x4_t o4_0 = vld1q_f32(o + 4 * os + c0);
+    float32x4_t o5_0 = vld1q_f32(o + 5 * os + c0);
+    float32x4_t o6_0 = vld1q_f32(o + 6 * os + c0);
+    float32x4_t o7_0 = vld1q_f32(o + 7 * os + c0);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 4); o4_0 = vmulq_f32(o4_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 5); o5_0 = vmulq_f32(o5_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 6); o6_0 = vmulq_f32(o6_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 7); o7_0 = vmulq_f32(o7_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
@@ -4084,14 +4159,20 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d64_1x12_s72_rowwise__neon(const floa
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 72].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 72].
  * Column blocks of 48 floats keep 12 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_d64_1x48_p72__neon(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   (void)os; /* one row per block */
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f;
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 12), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + 16), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + 20), vld1q_dup_f32(alpha)), o0_6 = vmulq_f32(vld1q_f32(o + 24), vld1q_dup_f32(alpha)), o0_7 = vmulq_f32(vld1q_f32(o + 28), vld1q_dup_f32(alpha)), o0_8 = vmulq_f32(vld1q_f32(o + 32), vld1q_dup_f32(alpha)), o0_9 = vmulq_f32(vld1q_f32(o + 36), vld1q_dup_f32(alpha)), o0_10 = vmulq_f32(vld1q_f32(o + 40), vld1q_dup_f32(alpha)), o0_11 = vmulq_f32(vld1q_f32(o + 44), vld1q_dup_f32(alpha));
+    float32x4_t o0_0 = vld1q_f32(o), o0_1 = vld1q_f32(o + 4), o0_2 = vld1q_f32(o + 8), o0_3 = vld1q_f32(o + 12), o0_4 = vld1q_f32(o + 16), o0_5 = vld1q_f32(o + 20), o0_6 = vld1q_f32(o + 24), o0_7 = vld1q_f32(o + 28), o0_8 = vld1q_f32(o + 32), o0_9 = vld1q_f32(o + 36), o0_10 = vld1q_f32(o + 40), o0_11 = vld1q_f32(o + 44);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); o0_4 = vmulq_f32(o0_4, a); o0_5 = vmulq_f32(o0_5, a); o0_6 = vmulq_f32(o0_6, a); o0_7 = vmulq_f32(o0_7, a); o0_8 = vmulq_f32(o0_8, a); o0_9 = vmulq_f32(o0_9, a); o0_10 = vmulq_f32(o0_10, a); o0_11 = vmulq_f32(o0_11, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -4101,7 +4182,10 @@ static ATTNGEN_NOINLINE void attngen_pv_d64_1x48_p72__neon(const float *restrict
     vst1q_f32(o, o0_0); vst1q_f32(o + 4, o0_1); vst1q_f32(o + 8, o0_2); vst1q_f32(o + 12, o0_3); vst1q_f32(o + 16, o0_4); vst1q_f32(o + 20, o0_5); vst1q_f32(o + 24, o0_6); vst1q_f32(o + 28, o0_7); vst1q_f32(o + 32, o0_8); vst1q_f32(o + 36, o0_9); vst1q_f32(o + 40, o0_10); vst1q_f32(o + 44, o0_11);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 48), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 52), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 56), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 60), vld1q_dup_f32(alpha));
+    float32x4_t o0_0 = vld1q_f32(o + 48), o0_1 = vld1q_f32(o + 52), o0_2 = vld1q_f32(o + 56), o0_3 = vld1q_f32(o + 60);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -4831,18 +4915,27 @@ static ATTNGEN_NOINLINE void attngen_qk_d64_4x4_s64__scalar(const float *restric
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 64 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 64 + r * 1].
  * Column blocks of 4 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_panel_4x4_s64__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
   int c0 = 0;
   for (; c0 + 4 <= 4; c0 += 4)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
-    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2))), o2_1 = ((*(o + 2 * os + c0 + 1)) * (*(alpha + 2))), o2_2 = ((*(o + 2 * os + c0 + 2)) * (*(alpha + 2))), o2_3 = ((*(o + 2 * os + c0 + 3)) * (*(alpha + 2)));
-    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3))), o3_1 = ((*(o + 3 * os + c0 + 1)) * (*(alpha + 3))), o3_2 = ((*(o + 3 * os + c0 + 2)) * (*(alpha + 3))), o3_3 = ((*(o + 3 * os + c0 + 3)) * (*(alpha + 3)));
+    float o0_0 = (*(o + c0)), o0_1 = (*(o + c0 + 1)), o0_2 = (*(o + c0 + 2)), o0_3 = (*(o + c0 + 3));
+    float o1_0 = (*(o + os + c0)), o1_1 = (*(o + os + c0 + 1)), o1_2 = (*(o + os + c0 + 2)), o1_3 = (*(o + os + c0 + 3));
+    float o2_0 = (*(o + 2 * os + c0)), o2_1 = (*(o + 2 * os + c0 + 1)), o2_2 = (*(o + 2 * os + c0 + 2)), o2_3 = (*(o + 2 * os + c0 + 3));
+    float o3_0 = (*(o + 3 * os + c0)), o3_1 = (*(o + 3 * os + c0 + 1)), o3_2 = (*(o + 3 * os + c0 + 2)), o3_3 = (*(o + 3 * os + c0 + 3));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); o0_1 = (o0_1 * a); o0_2 = (o0_2 * a); o0_3 = (o0_3 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); o1_1 = (o1_1 * a); o1_2 = (o1_2 * a); o1_3 = (o1_3 * a); }
+      { const float a = (*(alpha + 2)); o2_0 = (o2_0 * a); o2_1 = (o2_1 * a); o2_2 = (o2_2 * a); o2_3 = (o2_3 * a); }
+      { const float a = (*(alpha + 3)); o3_0 = (o3_0 * a); o3_1 = (o3_1 * a); o3_2 = (o3_2 * a); o3_3 = (o3_3 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 64;
@@ -4859,10 +4952,16 @@ static ATTNGEN_NOINLINE void attngen_pv_panel_4x4_s64__scalar(const float *restr
   }
   for (; c0 + 1 <= 4; c0 += 1)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
-    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2)));
-    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3)));
+    float o0_0 = (*(o + c0));
+    float o1_0 = (*(o + os + c0));
+    float o2_0 = (*(o + 2 * os + c0));
+    float o3_0 = (*(o + 3 * os + c0));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); }
+      { const float a = (*(alpha + 2)); o2_0 = (o2_0 * a); }
+      { const float a = (*(alpha + 3)); o3_0 = (o3_0 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 64;
@@ -4967,16 +5066,22 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d64_1x8_s64_rowwise__scalar(const flo
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 8 floats keep 8 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_d64_1x8_p64__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   (void)os; /* one row per block */
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f;
   int c0 = 0;
   for (; c0 + 8 <= 64; c0 += 8)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha))), o0_4 = ((*(o + c0 + 4)) * (*(alpha))), o0_5 = ((*(o + c0 + 5)) * (*(alpha))), o0_6 = ((*(o + c0 + 6)) * (*(alpha))), o0_7 = ((*(o + c0 + 7)) * (*(alpha)));
+    float o0_0 = (*(o + c0)), o0_1 = (*(o + c0 + 1)), o0_2 = (*(o + c0 + 2)), o0_3 = (*(o + c0 + 3)), o0_4 = (*(o + c0 + 4)), o0_5 = (*(o + c0 + 5)), o0_6 = (*(o + c0 + 6)), o0_7 = (*(o + c0 + 7));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); o0_1 = (o0_1 * a); o0_2 = (o0_2 * a); o0_3 = (o0_3 * a); o0_4 = (o0_4 * a); o0_5 = (o0_5 * a); o0_6 = (o0_6 * a); o0_7 = (o0_7 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -4987,7 +5092,10 @@ static ATTNGEN_NOINLINE void attngen_pv_d64_1x8_p64__scalar(const float *restric
   }
   for (; c0 + 1 <= 64; c0 += 1)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha)));
+    float o0_0 = (*(o + c0));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;

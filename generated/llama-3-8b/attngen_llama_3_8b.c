@@ -505,20 +505,33 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d128_32x8_s96__avx
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 8 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 96 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 96 + r * 1].
  * Column blocks of 32 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_panel_8x32_s96__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f || alpha[4] != 1.0f || alpha[5] != 1.0f || alpha[6] != 1.0f || alpha[7] != 1.0f;
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 16), _mm512_set1_ps(*(alpha + 1)));
-    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 16), _mm512_set1_ps(*(alpha + 2)));
-    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 16), _mm512_set1_ps(*(alpha + 3)));
-    __m512 o4_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 4 * os), _mm512_set1_ps(*(alpha + 4))), o4_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 4 * os + 16), _mm512_set1_ps(*(alpha + 4)));
-    __m512 o5_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 5 * os), _mm512_set1_ps(*(alpha + 5))), o5_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 5 * os + 16), _mm512_set1_ps(*(alpha + 5)));
-    __m512 o6_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 6 * os), _mm512_set1_ps(*(alpha + 6))), o6_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 6 * os + 16), _mm512_set1_ps(*(alpha + 6)));
-    __m512 o7_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 7 * os), _mm512_set1_ps(*(alpha + 7))), o7_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 7 * os + 16), _mm512_set1_ps(*(alpha + 7)));
+    __m512 o0_0 = _mm512_loadu_ps(o), o0_1 = _mm512_loadu_ps(o + 16);
+    __m512 o1_0 = _mm512_loadu_ps(o + os), o1_1 = _mm512_loadu_ps(o + os + 16);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os), o2_1 = _mm512_loadu_ps(o + 2 * os + 16);
+    __m512 o3_0 = _mm512_loadu_ps(o + 3 * os), o3_1 = _mm512_loadu_ps(o + 3 * os + 16);
+    __m512 o4_0 = _mm512_loadu_ps(o + 4 * os), o4_1 = _mm512_loadu_ps(o + 4 * os + 16);
+    __m512 o5_0 = _mm512_loadu_ps(o + 5 * os), o5_1 = _mm512_loadu_ps(o + 5 * os + 16);
+    __m512 o6_0 = _mm512_loadu_ps(o + 6 * os), o6_1 = _mm512_loadu_ps(o + 6 * os + 16);
+    __m512 o7_0 = _mm512_loadu_ps(o + 7 * os), o7_1 = _mm512_loadu_ps(o + 7 * os + 16);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 3)); o3_0 = _mm512_mul_ps(o3_0, a); o3_1 = _mm512_mul_ps(o3_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 4)); o4_0 = _mm512_mul_ps(o4_0, a); o4_1 = _mm512_mul_ps(o4_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 5)); o5_0 = _mm512_mul_ps(o5_0, a); o5_1 = _mm512_mul_ps(o5_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 6)); o6_0 = _mm512_mul_ps(o6_0, a); o6_1 = _mm512_mul_ps(o6_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 7)); o7_0 = _mm512_mul_ps(o7_0, a); o7_1 = _mm512_mul_ps(o7_1, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
@@ -544,115 +557,75 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_panel_8x32_s96__av
   }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows and KB=8 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t256__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_4x4_t256__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   const float *restrict k2 = krow[2];
   const float *restrict k3 = krow[3];
-  const float *restrict k4 = krow[4];
-  const float *restrict k5 = krow[5];
-  const float *restrict k6 = krow[6];
-  const float *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 128;
-    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps(), acc0_4 = _mm512_setzero_ps(), acc0_5 = _mm512_setzero_ps(), acc0_6 = _mm512_setzero_ps(), acc0_7 = _mm512_setzero_ps();
-    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(), acc1_4 = _mm512_setzero_ps(), acc1_5 = _mm512_setzero_ps(), acc1_6 = _mm512_setzero_ps(), acc1_7 = _mm512_setzero_ps();
-    { const __m512 qv0 = _mm512_loadu_ps(q0); const __m512 qv1 = _mm512_loadu_ps(q1);
-      { __m512 kv = _mm512_loadu_ps(k0); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_loadu_ps(k4); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_loadu_ps(k5); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_loadu_ps(k6); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_loadu_ps(k7); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 16); const __m512 qv1 = _mm512_loadu_ps(q1 + 16);
-      { __m512 kv = _mm512_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 16); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 16); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_loadu_ps(k4 + 16); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_loadu_ps(k5 + 16); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_loadu_ps(k6 + 16); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_loadu_ps(k7 + 16); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 32); const __m512 qv1 = _mm512_loadu_ps(q1 + 32);
-      { __m512 kv = _mm512_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 32); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 32); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_loadu_ps(k4 + 32); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_loadu_ps(k5 + 32); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_loadu_ps(k6 + 32); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_loadu_ps(k7 + 32); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 48); const __m512 qv1 = _mm512_loadu_ps(q1 + 48);
-      { __m512 kv = _mm512_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 48); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 48); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_loadu_ps(k4 + 48); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_loadu_ps(k5 + 48); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_loadu_ps(k6 + 48); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_loadu_ps(k7 + 48); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 64); const __m512 qv1 = _mm512_loadu_ps(q1 + 64);
-      { __m512 kv = _mm512_loadu_ps(k0 + 64); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 64); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 64); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 64); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_loadu_ps(k4 + 64); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_loadu_ps(k5 + 64); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_loadu_ps(k6 + 64); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_loadu_ps(k7 + 64); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 80); const __m512 qv1 = _mm512_loadu_ps(q1 + 80);
-      { __m512 kv = _mm512_loadu_ps(k0 + 80); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 80); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 80); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 80); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_loadu_ps(k4 + 80); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_loadu_ps(k5 + 80); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_loadu_ps(k6 + 80); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_loadu_ps(k7 + 80); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 96); const __m512 qv1 = _mm512_loadu_ps(q1 + 96);
-      { __m512 kv = _mm512_loadu_ps(k0 + 96); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 96); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 96); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 96); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_loadu_ps(k4 + 96); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_loadu_ps(k5 + 96); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_loadu_ps(k6 + 96); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_loadu_ps(k7 + 96); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 112); const __m512 qv1 = _mm512_loadu_ps(q1 + 112);
-      { __m512 kv = _mm512_loadu_ps(k0 + 112); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 112); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 112); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 112); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_loadu_ps(k4 + 112); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_loadu_ps(k5 + 112); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_loadu_ps(k6 + 112); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_loadu_ps(k7 + 112); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_4, acc0_5, acc0_6, acc0_7);
-      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
-      s[1] = t4[0]; s[257] = t4[1]; s[513] = t4[2]; s[769] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_4, acc1_5, acc1_6, acc1_7);
-      s[1025] = t4[0]; s[1281] = t4[1]; s[1537] = t4[2]; s[1793] = t4[3]; }
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
+    __m512 acc2_0 = _mm512_setzero_ps(), acc2_1 = _mm512_setzero_ps(), acc2_2 = _mm512_setzero_ps(), acc2_3 = _mm512_setzero_ps();
+    __m512 acc3_0 = _mm512_setzero_ps(), acc3_1 = _mm512_setzero_ps(), acc3_2 = _mm512_setzero_ps(), acc3_3 = _mm512_setzero_ps();
+    { const __m512 qv0 = _mm512_loadu_ps(q0); const __m512 qv1 = _mm512_loadu_ps(q1); const __m512 qv2 = _mm512_loadu_ps(q2); const __m512 qv3 = _mm512_loadu_ps(q3);
+      { __m512 kv = _mm512_loadu_ps(k0); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_loadu_ps(k2); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_loadu_ps(k3); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 16); const __m512 qv1 = _mm512_loadu_ps(q1 + 16); const __m512 qv2 = _mm512_loadu_ps(q2 + 16); const __m512 qv3 = _mm512_loadu_ps(q3 + 16);
+      { __m512 kv = _mm512_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 16); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 16); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 32); const __m512 qv1 = _mm512_loadu_ps(q1 + 32); const __m512 qv2 = _mm512_loadu_ps(q2 + 32); const __m512 qv3 = _mm512_loadu_ps(q3 + 32);
+      { __m512 kv = _mm512_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 32); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 32); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 48); const __m512 qv1 = _mm512_loadu_ps(q1 + 48); const __m512 qv2 = _mm512_loadu_ps(q2 + 48); const __m512 qv3 = _mm512_loadu_ps(q3 + 48);
+      { __m512 kv = _mm512_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 48); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 48); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 64); const __m512 qv1 = _mm512_loadu_ps(q1 + 64); const __m512 qv2 = _mm512_loadu_ps(q2 + 64); const __m512 qv3 = _mm512_loadu_ps(q3 + 64);
+      { __m512 kv = _mm512_loadu_ps(k0 + 64); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 64); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 64); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 64); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 80); const __m512 qv1 = _mm512_loadu_ps(q1 + 80); const __m512 qv2 = _mm512_loadu_ps(q2 + 80); const __m512 qv3 = _mm512_loadu_ps(q3 + 80);
+      { __m512 kv = _mm512_loadu_ps(k0 + 80); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 80); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 80); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 80); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 96); const __m512 qv1 = _mm512_loadu_ps(q1 + 96); const __m512 qv2 = _mm512_loadu_ps(q2 + 96); const __m512 qv3 = _mm512_loadu_ps(q3 + 96);
+      { __m512 kv = _mm512_loadu_ps(k0 + 96); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 96); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 96); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 96); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 112); const __m512 qv1 = _mm512_loadu_ps(q1 + 112); const __m512 qv2 = _mm512_loadu_ps(q2 + 112); const __m512 qv3 = _mm512_loadu_ps(q3 + 112);
+      { __m512 kv = _mm512_loadu_ps(k0 + 112); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 112); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 112); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 112); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    attngen_hsum4_avx512(s + 256, acc0_1, acc1_1, acc2_1, acc3_1);
+    attngen_hsum4_avx512(s + 512, acc0_2, acc1_2, acc2_2, acc3_2);
+    attngen_hsum4_avx512(s + 768, acc0_3, acc1_3, acc2_3, acc3_3);
   }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x4_t256_rowwise__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_4x4_t256_rowwise__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -661,57 +634,59 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x4_t256_r
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 128;
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
     __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
     __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k0); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); }
+    __m512 acc2_0 = _mm512_setzero_ps(), acc2_1 = _mm512_setzero_ps(), acc2_2 = _mm512_setzero_ps(), acc2_3 = _mm512_setzero_ps();
+    __m512 acc3_0 = _mm512_setzero_ps(), acc3_1 = _mm512_setzero_ps(), acc3_2 = _mm512_setzero_ps(), acc3_3 = _mm512_setzero_ps();
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k0); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
+      acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); acc2_0 = _mm512_add_ps(ka2, kb2); acc3_0 = _mm512_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k1); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_1 = _mm512_add_ps(ka0, kb0); acc1_1 = _mm512_add_ps(ka1, kb1); }
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k1); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
+      acc0_1 = _mm512_add_ps(ka0, kb0); acc1_1 = _mm512_add_ps(ka1, kb1); acc2_1 = _mm512_add_ps(ka2, kb2); acc3_1 = _mm512_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k2); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_2 = _mm512_add_ps(ka0, kb0); acc1_2 = _mm512_add_ps(ka1, kb1); }
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k2); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
+      acc0_2 = _mm512_add_ps(ka0, kb0); acc1_2 = _mm512_add_ps(ka1, kb1); acc2_2 = _mm512_add_ps(ka2, kb2); acc3_2 = _mm512_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k3); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
-      s[1] = t4[0]; s[257] = t4[1]; s[513] = t4[2]; s[769] = t4[3]; }
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k3); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
+      acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); acc2_3 = _mm512_add_ps(ka2, kb2); acc3_3 = _mm512_add_ps(ka3, kb3); }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    attngen_hsum4_avx512(s + 256, acc0_1, acc1_1, acc2_1, acc3_1);
+    attngen_hsum4_avx512(s + 512, acc0_2, acc1_2, acc2_2, acc3_2);
+    attngen_hsum4_avx512(s + 768, acc0_3, acc1_3, acc2_3, acc3_3);
   }
 }
 
@@ -1037,16 +1012,25 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d128_16x8_q16_t256
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 256 + r * 1].
  * Column blocks of 48 floats keep 12 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x48_t256__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 32), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 32), _mm512_set1_ps(*(alpha + 1)));
-    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 16), _mm512_set1_ps(*(alpha + 2))), o2_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 32), _mm512_set1_ps(*(alpha + 2)));
-    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 16), _mm512_set1_ps(*(alpha + 3))), o3_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 32), _mm512_set1_ps(*(alpha + 3)));
+    __m512 o0_0 = _mm512_loadu_ps(o), o0_1 = _mm512_loadu_ps(o + 16), o0_2 = _mm512_loadu_ps(o + 32);
+    __m512 o1_0 = _mm512_loadu_ps(o + os), o1_1 = _mm512_loadu_ps(o + os + 16), o1_2 = _mm512_loadu_ps(o + os + 32);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os), o2_1 = _mm512_loadu_ps(o + 2 * os + 16), o2_2 = _mm512_loadu_ps(o + 2 * os + 32);
+    __m512 o3_0 = _mm512_loadu_ps(o + 3 * os), o3_1 = _mm512_loadu_ps(o + 3 * os + 16), o3_2 = _mm512_loadu_ps(o + 3 * os + 32);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); o2_2 = _mm512_mul_ps(o2_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 3)); o3_0 = _mm512_mul_ps(o3_0, a); o3_1 = _mm512_mul_ps(o3_1, a); o3_2 = _mm512_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -1063,10 +1047,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x48_t256__av
     _mm512_storeu_ps(o + 3 * os, o3_0); _mm512_storeu_ps(o + 3 * os + 16, o3_1); _mm512_storeu_ps(o + 3 * os + 32, o3_2);
   }
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 48), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 64), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 80), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 48), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 64), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 80), _mm512_set1_ps(*(alpha + 1)));
-    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 48), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 64), _mm512_set1_ps(*(alpha + 2))), o2_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 80), _mm512_set1_ps(*(alpha + 2)));
-    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 48), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 64), _mm512_set1_ps(*(alpha + 3))), o3_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 80), _mm512_set1_ps(*(alpha + 3)));
+    __m512 o0_0 = _mm512_loadu_ps(o + 48), o0_1 = _mm512_loadu_ps(o + 64), o0_2 = _mm512_loadu_ps(o + 80);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + 48), o1_1 = _mm512_loadu_ps(o + os + 64), o1_2 = _mm512_loadu_ps(o + os + 80);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os + 48), o2_1 = _mm512_loadu_ps(o + 2 * os + 64), o2_2 = _mm512_loadu_ps(o + 2 * os + 80);
+    __m512 o3_0 = _mm512_loadu_ps(o + 3 * os + 48), o3_1 = _mm512_loadu_ps(o + 3 * os + 64), o3_2 = _mm512_loadu_ps(o + 3 * os + 80);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); o2_2 = _mm512_mul_ps(o2_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 3)); o3_0 = _mm512_mul_ps(o3_0, a); o3_1 = _mm512_mul_ps(o3_1, a); o3_2 = _mm512_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -1083,10 +1073,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x48_t256__av
     _mm512_storeu_ps(o + 3 * os + 48, o3_0); _mm512_storeu_ps(o + 3 * os + 64, o3_1); _mm512_storeu_ps(o + 3 * os + 80, o3_2);
   }
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 96), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 112), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 96), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 112), _mm512_set1_ps(*(alpha + 1)));
-    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 96), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 112), _mm512_set1_ps(*(alpha + 2)));
-    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 96), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 112), _mm512_set1_ps(*(alpha + 3)));
+    __m512 o0_0 = _mm512_loadu_ps(o + 96), o0_1 = _mm512_loadu_ps(o + 112);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + 96), o1_1 = _mm512_loadu_ps(o + os + 112);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os + 96), o2_1 = _mm512_loadu_ps(o + 2 * os + 112);
+    __m512 o3_0 = _mm512_loadu_ps(o + 3 * os + 96), o3_1 = _mm512_loadu_ps(o + 3 * os + 112);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 3)); o3_0 = _mm512_mul_ps(o3_0, a); o3_1 = _mm512_mul_ps(o3_1, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -1105,14 +1101,21 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x48_t256__av
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 256 + r * 1].
  * Column blocks of 128 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_2x128_t256__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 48), _mm512_set1_ps(*(alpha))), o0_4 = _mm512_mul_ps(_mm512_loadu_ps(o + 64), _mm512_set1_ps(*(alpha))), o0_5 = _mm512_mul_ps(_mm512_loadu_ps(o + 80), _mm512_set1_ps(*(alpha))), o0_6 = _mm512_mul_ps(_mm512_loadu_ps(o + 96), _mm512_set1_ps(*(alpha))), o0_7 = _mm512_mul_ps(_mm512_loadu_ps(o + 112), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 32), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 48), _mm512_set1_ps(*(alpha + 1))), o1_4 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 64), _mm512_set1_ps(*(alpha + 1))), o1_5 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 80), _mm512_set1_ps(*(alpha + 1))), o1_6 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 96), _mm512_set1_ps(*(alpha + 1))), o1_7 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 112), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o0_0 = _mm512_loadu_ps(o), o0_1 = _mm512_loadu_ps(o + 16), o0_2 = _mm512_loadu_ps(o + 32), o0_3 = _mm512_loadu_ps(o + 48), o0_4 = _mm512_loadu_ps(o + 64), o0_5 = _mm512_loadu_ps(o + 80), o0_6 = _mm512_loadu_ps(o + 96), o0_7 = _mm512_loadu_ps(o + 112);
+    __m512 o1_0 = _mm512_loadu_ps(o + os), o1_1 = _mm512_loadu_ps(o + os + 16), o1_2 = _mm512_loadu_ps(o + os + 32), o1_3 = _mm512_loadu_ps(o + os + 48), o1_4 = _mm512_loadu_ps(o + os + 64), o1_5 = _mm512_loadu_ps(o + os + 80), o1_6 = _mm512_loadu_ps(o + os + 96), o1_7 = _mm512_loadu_ps(o + os + 112);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); o0_3 = _mm512_mul_ps(o0_3, a); o0_4 = _mm512_mul_ps(o0_4, a); o0_5 = _mm512_mul_ps(o0_5, a); o0_6 = _mm512_mul_ps(o0_6, a); o0_7 = _mm512_mul_ps(o0_7, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); o1_3 = _mm512_mul_ps(o1_3, a); o1_4 = _mm512_mul_ps(o1_4, a); o1_5 = _mm512_mul_ps(o1_5, a); o1_6 = _mm512_mul_ps(o1_6, a); o1_7 = _mm512_mul_ps(o1_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -1126,115 +1129,75 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_2x128_t256__a
   }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows and KB=8 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t256_f16__avx512(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_4x4_t256_f16__avx512(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
 {
   const uint16_t *restrict k0 = krow[0];
   const uint16_t *restrict k1 = krow[1];
   const uint16_t *restrict k2 = krow[2];
   const uint16_t *restrict k3 = krow[3];
-  const uint16_t *restrict k4 = krow[4];
-  const uint16_t *restrict k5 = krow[5];
-  const uint16_t *restrict k6 = krow[6];
-  const uint16_t *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 128;
-    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps(), acc0_4 = _mm512_setzero_ps(), acc0_5 = _mm512_setzero_ps(), acc0_6 = _mm512_setzero_ps(), acc0_7 = _mm512_setzero_ps();
-    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(), acc1_4 = _mm512_setzero_ps(), acc1_5 = _mm512_setzero_ps(), acc1_6 = _mm512_setzero_ps(), acc1_7 = _mm512_setzero_ps();
-    { const __m512 qv0 = _mm512_loadu_ps(q0); const __m512 qv1 = _mm512_loadu_ps(q1);
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0))); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1))); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2))); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3))); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4))); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5))); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6))); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7))); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 16); const __m512 qv1 = _mm512_loadu_ps(q1 + 16);
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 16))); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 16))); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 16))); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 16))); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4 + 16))); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5 + 16))); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6 + 16))); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7 + 16))); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 32); const __m512 qv1 = _mm512_loadu_ps(q1 + 32);
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 32))); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 32))); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 32))); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 32))); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4 + 32))); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5 + 32))); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6 + 32))); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7 + 32))); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 48); const __m512 qv1 = _mm512_loadu_ps(q1 + 48);
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 48))); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 48))); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 48))); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 48))); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4 + 48))); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5 + 48))); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6 + 48))); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7 + 48))); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 64); const __m512 qv1 = _mm512_loadu_ps(q1 + 64);
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 64))); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 64))); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 64))); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 64))); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4 + 64))); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5 + 64))); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6 + 64))); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7 + 64))); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 80); const __m512 qv1 = _mm512_loadu_ps(q1 + 80);
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 80))); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 80))); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 80))); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 80))); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4 + 80))); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5 + 80))); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6 + 80))); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7 + 80))); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 96); const __m512 qv1 = _mm512_loadu_ps(q1 + 96);
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 96))); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 96))); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 96))); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 96))); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4 + 96))); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5 + 96))); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6 + 96))); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7 + 96))); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 112); const __m512 qv1 = _mm512_loadu_ps(q1 + 112);
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 112))); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 112))); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 112))); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 112))); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4 + 112))); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5 + 112))); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6 + 112))); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7 + 112))); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_4, acc0_5, acc0_6, acc0_7);
-      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
-      s[1] = t4[0]; s[257] = t4[1]; s[513] = t4[2]; s[769] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_4, acc1_5, acc1_6, acc1_7);
-      s[1025] = t4[0]; s[1281] = t4[1]; s[1537] = t4[2]; s[1793] = t4[3]; }
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
+    __m512 acc2_0 = _mm512_setzero_ps(), acc2_1 = _mm512_setzero_ps(), acc2_2 = _mm512_setzero_ps(), acc2_3 = _mm512_setzero_ps();
+    __m512 acc3_0 = _mm512_setzero_ps(), acc3_1 = _mm512_setzero_ps(), acc3_2 = _mm512_setzero_ps(), acc3_3 = _mm512_setzero_ps();
+    { const __m512 qv0 = _mm512_loadu_ps(q0); const __m512 qv1 = _mm512_loadu_ps(q1); const __m512 qv2 = _mm512_loadu_ps(q2); const __m512 qv3 = _mm512_loadu_ps(q3);
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0))); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1))); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2))); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3))); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 16); const __m512 qv1 = _mm512_loadu_ps(q1 + 16); const __m512 qv2 = _mm512_loadu_ps(q2 + 16); const __m512 qv3 = _mm512_loadu_ps(q3 + 16);
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 16))); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 16))); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 16))); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 16))); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 32); const __m512 qv1 = _mm512_loadu_ps(q1 + 32); const __m512 qv2 = _mm512_loadu_ps(q2 + 32); const __m512 qv3 = _mm512_loadu_ps(q3 + 32);
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 32))); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 32))); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 32))); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 32))); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 48); const __m512 qv1 = _mm512_loadu_ps(q1 + 48); const __m512 qv2 = _mm512_loadu_ps(q2 + 48); const __m512 qv3 = _mm512_loadu_ps(q3 + 48);
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 48))); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 48))); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 48))); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 48))); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 64); const __m512 qv1 = _mm512_loadu_ps(q1 + 64); const __m512 qv2 = _mm512_loadu_ps(q2 + 64); const __m512 qv3 = _mm512_loadu_ps(q3 + 64);
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 64))); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 64))); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 64))); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 64))); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 80); const __m512 qv1 = _mm512_loadu_ps(q1 + 80); const __m512 qv2 = _mm512_loadu_ps(q2 + 80); const __m512 qv3 = _mm512_loadu_ps(q3 + 80);
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 80))); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 80))); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 80))); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 80))); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 96); const __m512 qv1 = _mm512_loadu_ps(q1 + 96); const __m512 qv2 = _mm512_loadu_ps(q2 + 96); const __m512 qv3 = _mm512_loadu_ps(q3 + 96);
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 96))); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 96))); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 96))); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 96))); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 112); const __m512 qv1 = _mm512_loadu_ps(q1 + 112); const __m512 qv2 = _mm512_loadu_ps(q2 + 112); const __m512 qv3 = _mm512_loadu_ps(q3 + 112);
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 112))); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 112))); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 112))); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 112))); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    attngen_hsum4_avx512(s + 256, acc0_1, acc1_1, acc2_1, acc3_1);
+    attngen_hsum4_avx512(s + 512, acc0_2, acc1_2, acc2_2, acc3_2);
+    attngen_hsum4_avx512(s + 768, acc0_3, acc1_3, acc2_3, acc3_3);
   }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x4_t256_rowwise_f16__avx512(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_4x4_t256_rowwise_f16__avx512(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
 {
   const uint16_t *restrict k0 = krow[0];
   const uint16_t *restrict k1 = krow[1];
@@ -1243,71 +1206,82 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x4_t256_r
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 128;
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
     __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
     __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 16))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 32))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 48))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 64))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 80))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 96))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 112))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); }
+    __m512 acc2_0 = _mm512_setzero_ps(), acc2_1 = _mm512_setzero_ps(), acc2_2 = _mm512_setzero_ps(), acc2_3 = _mm512_setzero_ps();
+    __m512 acc3_0 = _mm512_setzero_ps(), acc3_1 = _mm512_setzero_ps(), acc3_2 = _mm512_setzero_ps(), acc3_3 = _mm512_setzero_ps();
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 16))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 32))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 48))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 64))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 80))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 96))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 112))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
+      acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); acc2_0 = _mm512_add_ps(ka2, kb2); acc3_0 = _mm512_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 16))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 32))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 48))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 64))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 80))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 96))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 112))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_1 = _mm512_add_ps(ka0, kb0); acc1_1 = _mm512_add_ps(ka1, kb1); }
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 16))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 32))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 48))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 64))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 80))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 96))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 112))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
+      acc0_1 = _mm512_add_ps(ka0, kb0); acc1_1 = _mm512_add_ps(ka1, kb1); acc2_1 = _mm512_add_ps(ka2, kb2); acc3_1 = _mm512_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 16))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 32))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 48))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 64))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 80))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 96))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 112))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_2 = _mm512_add_ps(ka0, kb0); acc1_2 = _mm512_add_ps(ka1, kb1); }
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 16))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 32))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 48))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 64))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 80))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 96))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 112))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
+      acc0_2 = _mm512_add_ps(ka0, kb0); acc1_2 = _mm512_add_ps(ka1, kb1); acc2_2 = _mm512_add_ps(ka2, kb2); acc3_2 = _mm512_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 16))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 32))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 48))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 64))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 80))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 96))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 112))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
-      s[1] = t4[0]; s[257] = t4[1]; s[513] = t4[2]; s[769] = t4[3]; }
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 16))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 32))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 48))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 64))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 80))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 96))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 112))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
+      acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); acc2_3 = _mm512_add_ps(ka2, kb2); acc3_3 = _mm512_add_ps(ka3, kb3); }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    attngen_hsum4_avx512(s + 256, acc0_1, acc1_1, acc2_1, acc3_1);
+    attngen_hsum4_avx512(s + 512, acc0_2, acc1_2, acc2_2, acc3_2);
+    attngen_hsum4_avx512(s + 768, acc0_3, acc1_3, acc2_3, acc3_3);
   }
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 256 + r * 1].
  * Column blocks of 48 floats keep 12 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x48_t256_f16__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 32), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 32), _mm512_set1_ps(*(alpha + 1)));
-    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 16), _mm512_set1_ps(*(alpha + 2))), o2_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 32), _mm512_set1_ps(*(alpha + 2)));
-    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 16), _mm512_set1_ps(*(alpha + 3))), o3_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 32), _mm512_set1_ps(*(alpha + 3)));
+    __m512 o0_0 = _mm512_loadu_ps(o), o0_1 = _mm512_loadu_ps(o + 16), o0_2 = _mm512_loadu_ps(o + 32);
+    __m512 o1_0 = _mm512_loadu_ps(o + os), o1_1 = _mm512_loadu_ps(o + os + 16), o1_2 = _mm512_loadu_ps(o + os + 32);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os), o2_1 = _mm512_loadu_ps(o + 2 * os + 16), o2_2 = _mm512_loadu_ps(o + 2 * os + 32);
+    __m512 o3_0 = _mm512_loadu_ps(o + 3 * os), o3_1 = _mm512_loadu_ps(o + 3 * os + 16), o3_2 = _mm512_loadu_ps(o + 3 * os + 32);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); o2_2 = _mm512_mul_ps(o2_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 3)); o3_0 = _mm512_mul_ps(o3_0, a); o3_1 = _mm512_mul_ps(o3_1, a); o3_2 = _mm512_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -1324,10 +1298,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x48_t256_f16
     _mm512_storeu_ps(o + 3 * os, o3_0); _mm512_storeu_ps(o + 3 * os + 16, o3_1); _mm512_storeu_ps(o + 3 * os + 32, o3_2);
   }
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 48), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 64), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 80), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 48), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 64), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 80), _mm512_set1_ps(*(alpha + 1)));
-    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 48), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 64), _mm512_set1_ps(*(alpha + 2))), o2_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 80), _mm512_set1_ps(*(alpha + 2)));
-    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 48), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 64), _mm512_set1_ps(*(alpha + 3))), o3_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 80), _mm512_set1_ps(*(alpha + 3)));
+    __m512 o0_0 = _mm512_loadu_ps(o + 48), o0_1 = _mm512_loadu_ps(o + 64), o0_2 = _mm512_loadu_ps(o + 80);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + 48), o1_1 = _mm512_loadu_ps(o + os + 64), o1_2 = _mm512_loadu_ps(o + os + 80);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os + 48), o2_1 = _mm512_loadu_ps(o + 2 * os + 64), o2_2 = _mm512_loadu_ps(o + 2 * os + 80);
+    __m512 o3_0 = _mm512_loadu_ps(o + 3 * os + 48), o3_1 = _mm512_loadu_ps(o + 3 * os + 64), o3_2 = _mm512_loadu_ps(o + 3 * os + 80);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); o2_2 = _mm512_mul_ps(o2_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 3)); o3_0 = _mm512_mul_ps(o3_0, a); o3_1 = _mm512_mul_ps(o3_1, a); o3_2 = _mm512_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -1344,10 +1324,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x48_t256_f16
     _mm512_storeu_ps(o + 3 * os + 48, o3_0); _mm512_storeu_ps(o + 3 * os + 64, o3_1); _mm512_storeu_ps(o + 3 * os + 80, o3_2);
   }
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 96), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 112), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 96), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 112), _mm512_set1_ps(*(alpha + 1)));
-    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 96), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 112), _mm512_set1_ps(*(alpha + 2)));
-    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 96), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 112), _mm512_set1_ps(*(alpha + 3)));
+    __m512 o0_0 = _mm512_loadu_ps(o + 96), o0_1 = _mm512_loadu_ps(o + 112);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + 96), o1_1 = _mm512_loadu_ps(o + os + 112);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os + 96), o2_1 = _mm512_loadu_ps(o + 2 * os + 112);
+    __m512 o3_0 = _mm512_loadu_ps(o + 3 * os + 96), o3_1 = _mm512_loadu_ps(o + 3 * os + 112);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 3)); o3_0 = _mm512_mul_ps(o3_0, a); o3_1 = _mm512_mul_ps(o3_1, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -1366,14 +1352,21 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x48_t256_f16
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 256 + r * 1].
  * Column blocks of 128 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_2x128_t256_f16__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 48), _mm512_set1_ps(*(alpha))), o0_4 = _mm512_mul_ps(_mm512_loadu_ps(o + 64), _mm512_set1_ps(*(alpha))), o0_5 = _mm512_mul_ps(_mm512_loadu_ps(o + 80), _mm512_set1_ps(*(alpha))), o0_6 = _mm512_mul_ps(_mm512_loadu_ps(o + 96), _mm512_set1_ps(*(alpha))), o0_7 = _mm512_mul_ps(_mm512_loadu_ps(o + 112), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 32), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 48), _mm512_set1_ps(*(alpha + 1))), o1_4 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 64), _mm512_set1_ps(*(alpha + 1))), o1_5 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 80), _mm512_set1_ps(*(alpha + 1))), o1_6 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 96), _mm512_set1_ps(*(alpha + 1))), o1_7 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 112), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o0_0 = _mm512_loadu_ps(o), o0_1 = _mm512_loadu_ps(o + 16), o0_2 = _mm512_loadu_ps(o + 32), o0_3 = _mm512_loadu_ps(o + 48), o0_4 = _mm512_loadu_ps(o + 64), o0_5 = _mm512_loadu_ps(o + 80), o0_6 = _mm512_loadu_ps(o + 96), o0_7 = _mm512_loadu_ps(o + 112);
+    __m512 o1_0 = _mm512_loadu_ps(o + os), o1_1 = _mm512_loadu_ps(o + os + 16), o1_2 = _mm512_loadu_ps(o + os + 32), o1_3 = _mm512_loadu_ps(o + os + 48), o1_4 = _mm512_loadu_ps(o + os + 64), o1_5 = _mm512_loadu_ps(o + os + 80), o1_6 = _mm512_loadu_ps(o + os + 96), o1_7 = _mm512_loadu_ps(o + os + 112);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); o0_3 = _mm512_mul_ps(o0_3, a); o0_4 = _mm512_mul_ps(o0_4, a); o0_5 = _mm512_mul_ps(o0_5, a); o0_6 = _mm512_mul_ps(o0_6, a); o0_7 = _mm512_mul_ps(o0_7, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); o1_3 = _mm512_mul_ps(o1_3, a); o1_4 = _mm512_mul_ps(o1_4, a); o1_5 = _mm512_mul_ps(o1_5, a); o1_6 = _mm512_mul_ps(o1_6, a); o1_7 = _mm512_mul_ps(o1_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -1387,115 +1380,75 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_2x128_t256_f1
   }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows and KB=8 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t256_bf16__avx512(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_4x4_t256_bf16__avx512(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
 {
   const uint16_t *restrict k0 = krow[0];
   const uint16_t *restrict k1 = krow[1];
   const uint16_t *restrict k2 = krow[2];
   const uint16_t *restrict k3 = krow[3];
-  const uint16_t *restrict k4 = krow[4];
-  const uint16_t *restrict k5 = krow[5];
-  const uint16_t *restrict k6 = krow[6];
-  const uint16_t *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 128;
-    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps(), acc0_4 = _mm512_setzero_ps(), acc0_5 = _mm512_setzero_ps(), acc0_6 = _mm512_setzero_ps(), acc0_7 = _mm512_setzero_ps();
-    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(), acc1_4 = _mm512_setzero_ps(), acc1_5 = _mm512_setzero_ps(), acc1_6 = _mm512_setzero_ps(), acc1_7 = _mm512_setzero_ps();
-    { const __m512 qv0 = _mm512_loadu_ps(q0); const __m512 qv1 = _mm512_loadu_ps(q1);
-      { __m512 kv = attngen_bf16_load_avx512(k0); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = attngen_bf16_load_avx512(k1); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = attngen_bf16_load_avx512(k2); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = attngen_bf16_load_avx512(k3); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = attngen_bf16_load_avx512(k4); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = attngen_bf16_load_avx512(k5); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = attngen_bf16_load_avx512(k6); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = attngen_bf16_load_avx512(k7); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 16); const __m512 qv1 = _mm512_loadu_ps(q1 + 16);
-      { __m512 kv = attngen_bf16_load_avx512(k0 + 16); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = attngen_bf16_load_avx512(k1 + 16); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = attngen_bf16_load_avx512(k2 + 16); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = attngen_bf16_load_avx512(k3 + 16); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = attngen_bf16_load_avx512(k4 + 16); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = attngen_bf16_load_avx512(k5 + 16); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = attngen_bf16_load_avx512(k6 + 16); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = attngen_bf16_load_avx512(k7 + 16); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 32); const __m512 qv1 = _mm512_loadu_ps(q1 + 32);
-      { __m512 kv = attngen_bf16_load_avx512(k0 + 32); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = attngen_bf16_load_avx512(k1 + 32); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = attngen_bf16_load_avx512(k2 + 32); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = attngen_bf16_load_avx512(k3 + 32); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = attngen_bf16_load_avx512(k4 + 32); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = attngen_bf16_load_avx512(k5 + 32); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = attngen_bf16_load_avx512(k6 + 32); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = attngen_bf16_load_avx512(k7 + 32); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 48); const __m512 qv1 = _mm512_loadu_ps(q1 + 48);
-      { __m512 kv = attngen_bf16_load_avx512(k0 + 48); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = attngen_bf16_load_avx512(k1 + 48); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = attngen_bf16_load_avx512(k2 + 48); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = attngen_bf16_load_avx512(k3 + 48); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = attngen_bf16_load_avx512(k4 + 48); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = attngen_bf16_load_avx512(k5 + 48); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = attngen_bf16_load_avx512(k6 + 48); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = attngen_bf16_load_avx512(k7 + 48); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 64); const __m512 qv1 = _mm512_loadu_ps(q1 + 64);
-      { __m512 kv = attngen_bf16_load_avx512(k0 + 64); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = attngen_bf16_load_avx512(k1 + 64); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = attngen_bf16_load_avx512(k2 + 64); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = attngen_bf16_load_avx512(k3 + 64); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = attngen_bf16_load_avx512(k4 + 64); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = attngen_bf16_load_avx512(k5 + 64); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = attngen_bf16_load_avx512(k6 + 64); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = attngen_bf16_load_avx512(k7 + 64); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 80); const __m512 qv1 = _mm512_loadu_ps(q1 + 80);
-      { __m512 kv = attngen_bf16_load_avx512(k0 + 80); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = attngen_bf16_load_avx512(k1 + 80); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = attngen_bf16_load_avx512(k2 + 80); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = attngen_bf16_load_avx512(k3 + 80); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = attngen_bf16_load_avx512(k4 + 80); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = attngen_bf16_load_avx512(k5 + 80); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = attngen_bf16_load_avx512(k6 + 80); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = attngen_bf16_load_avx512(k7 + 80); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 96); const __m512 qv1 = _mm512_loadu_ps(q1 + 96);
-      { __m512 kv = attngen_bf16_load_avx512(k0 + 96); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = attngen_bf16_load_avx512(k1 + 96); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = attngen_bf16_load_avx512(k2 + 96); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = attngen_bf16_load_avx512(k3 + 96); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = attngen_bf16_load_avx512(k4 + 96); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = attngen_bf16_load_avx512(k5 + 96); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = attngen_bf16_load_avx512(k6 + 96); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = attngen_bf16_load_avx512(k7 + 96); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 112); const __m512 qv1 = _mm512_loadu_ps(q1 + 112);
-      { __m512 kv = attngen_bf16_load_avx512(k0 + 112); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = attngen_bf16_load_avx512(k1 + 112); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = attngen_bf16_load_avx512(k2 + 112); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = attngen_bf16_load_avx512(k3 + 112); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = attngen_bf16_load_avx512(k4 + 112); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = attngen_bf16_load_avx512(k5 + 112); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = attngen_bf16_load_avx512(k6 + 112); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = attngen_bf16_load_avx512(k7 + 112); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_4, acc0_5, acc0_6, acc0_7);
-      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
-      s[1] = t4[0]; s[257] = t4[1]; s[513] = t4[2]; s[769] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_4, acc1_5, acc1_6, acc1_7);
-      s[1025] = t4[0]; s[1281] = t4[1]; s[1537] = t4[2]; s[1793] = t4[3]; }
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
+    __m512 acc2_0 = _mm512_setzero_ps(), acc2_1 = _mm512_setzero_ps(), acc2_2 = _mm512_setzero_ps(), acc2_3 = _mm512_setzero_ps();
+    __m512 acc3_0 = _mm512_setzero_ps(), acc3_1 = _mm512_setzero_ps(), acc3_2 = _mm512_setzero_ps(), acc3_3 = _mm512_setzero_ps();
+    { const __m512 qv0 = _mm512_loadu_ps(q0); const __m512 qv1 = _mm512_loadu_ps(q1); const __m512 qv2 = _mm512_loadu_ps(q2); const __m512 qv3 = _mm512_loadu_ps(q3);
+      { __m512 kv = attngen_bf16_load_avx512(k0); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = attngen_bf16_load_avx512(k1); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = attngen_bf16_load_avx512(k2); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = attngen_bf16_load_avx512(k3); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 16); const __m512 qv1 = _mm512_loadu_ps(q1 + 16); const __m512 qv2 = _mm512_loadu_ps(q2 + 16); const __m512 qv3 = _mm512_loadu_ps(q3 + 16);
+      { __m512 kv = attngen_bf16_load_avx512(k0 + 16); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = attngen_bf16_load_avx512(k1 + 16); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = attngen_bf16_load_avx512(k2 + 16); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = attngen_bf16_load_avx512(k3 + 16); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 32); const __m512 qv1 = _mm512_loadu_ps(q1 + 32); const __m512 qv2 = _mm512_loadu_ps(q2 + 32); const __m512 qv3 = _mm512_loadu_ps(q3 + 32);
+      { __m512 kv = attngen_bf16_load_avx512(k0 + 32); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = attngen_bf16_load_avx512(k1 + 32); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = attngen_bf16_load_avx512(k2 + 32); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = attngen_bf16_load_avx512(k3 + 32); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 48); const __m512 qv1 = _mm512_loadu_ps(q1 + 48); const __m512 qv2 = _mm512_loadu_ps(q2 + 48); const __m512 qv3 = _mm512_loadu_ps(q3 + 48);
+      { __m512 kv = attngen_bf16_load_avx512(k0 + 48); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = attngen_bf16_load_avx512(k1 + 48); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = attngen_bf16_load_avx512(k2 + 48); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = attngen_bf16_load_avx512(k3 + 48); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 64); const __m512 qv1 = _mm512_loadu_ps(q1 + 64); const __m512 qv2 = _mm512_loadu_ps(q2 + 64); const __m512 qv3 = _mm512_loadu_ps(q3 + 64);
+      { __m512 kv = attngen_bf16_load_avx512(k0 + 64); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = attngen_bf16_load_avx512(k1 + 64); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = attngen_bf16_load_avx512(k2 + 64); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = attngen_bf16_load_avx512(k3 + 64); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 80); const __m512 qv1 = _mm512_loadu_ps(q1 + 80); const __m512 qv2 = _mm512_loadu_ps(q2 + 80); const __m512 qv3 = _mm512_loadu_ps(q3 + 80);
+      { __m512 kv = attngen_bf16_load_avx512(k0 + 80); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = attngen_bf16_load_avx512(k1 + 80); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = attngen_bf16_load_avx512(k2 + 80); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = attngen_bf16_load_avx512(k3 + 80); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 96); const __m512 qv1 = _mm512_loadu_ps(q1 + 96); const __m512 qv2 = _mm512_loadu_ps(q2 + 96); const __m512 qv3 = _mm512_loadu_ps(q3 + 96);
+      { __m512 kv = attngen_bf16_load_avx512(k0 + 96); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = attngen_bf16_load_avx512(k1 + 96); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = attngen_bf16_load_avx512(k2 + 96); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = attngen_bf16_load_avx512(k3 + 96); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 112); const __m512 qv1 = _mm512_loadu_ps(q1 + 112); const __m512 qv2 = _mm512_loadu_ps(q2 + 112); const __m512 qv3 = _mm512_loadu_ps(q3 + 112);
+      { __m512 kv = attngen_bf16_load_avx512(k0 + 112); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = attngen_bf16_load_avx512(k1 + 112); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = attngen_bf16_load_avx512(k2 + 112); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = attngen_bf16_load_avx512(k3 + 112); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    attngen_hsum4_avx512(s + 256, acc0_1, acc1_1, acc2_1, acc3_1);
+    attngen_hsum4_avx512(s + 512, acc0_2, acc1_2, acc2_2, acc3_2);
+    attngen_hsum4_avx512(s + 768, acc0_3, acc1_3, acc2_3, acc3_3);
   }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x4_t256_rowwise_bf16__avx512(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_4x4_t256_rowwise_bf16__avx512(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
 {
   const uint16_t *restrict k0 = krow[0];
   const uint16_t *restrict k1 = krow[1];
@@ -1504,71 +1457,82 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x4_t256_r
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 128;
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
     __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
     __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = attngen_bf16_load_avx512(k0); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k0 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k0 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k0 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k0 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k0 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k0 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k0 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); }
+    __m512 acc2_0 = _mm512_setzero_ps(), acc2_1 = _mm512_setzero_ps(), acc2_2 = _mm512_setzero_ps(), acc2_3 = _mm512_setzero_ps();
+    __m512 acc3_0 = _mm512_setzero_ps(), acc3_1 = _mm512_setzero_ps(), acc3_2 = _mm512_setzero_ps(), acc3_3 = _mm512_setzero_ps();
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
+      { const __m512 kv = attngen_bf16_load_avx512(k0); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = attngen_bf16_load_avx512(k0 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = attngen_bf16_load_avx512(k0 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = attngen_bf16_load_avx512(k0 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      { const __m512 kv = attngen_bf16_load_avx512(k0 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m512 kv = attngen_bf16_load_avx512(k0 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
+      { const __m512 kv = attngen_bf16_load_avx512(k0 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m512 kv = attngen_bf16_load_avx512(k0 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
+      acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); acc2_0 = _mm512_add_ps(ka2, kb2); acc3_0 = _mm512_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = attngen_bf16_load_avx512(k1); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k1 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k1 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k1 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k1 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k1 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k1 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k1 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_1 = _mm512_add_ps(ka0, kb0); acc1_1 = _mm512_add_ps(ka1, kb1); }
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
+      { const __m512 kv = attngen_bf16_load_avx512(k1); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = attngen_bf16_load_avx512(k1 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = attngen_bf16_load_avx512(k1 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = attngen_bf16_load_avx512(k1 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      { const __m512 kv = attngen_bf16_load_avx512(k1 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m512 kv = attngen_bf16_load_avx512(k1 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
+      { const __m512 kv = attngen_bf16_load_avx512(k1 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m512 kv = attngen_bf16_load_avx512(k1 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
+      acc0_1 = _mm512_add_ps(ka0, kb0); acc1_1 = _mm512_add_ps(ka1, kb1); acc2_1 = _mm512_add_ps(ka2, kb2); acc3_1 = _mm512_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = attngen_bf16_load_avx512(k2); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k2 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k2 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k2 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k2 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k2 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k2 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k2 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_2 = _mm512_add_ps(ka0, kb0); acc1_2 = _mm512_add_ps(ka1, kb1); }
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
+      { const __m512 kv = attngen_bf16_load_avx512(k2); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = attngen_bf16_load_avx512(k2 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = attngen_bf16_load_avx512(k2 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = attngen_bf16_load_avx512(k2 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      { const __m512 kv = attngen_bf16_load_avx512(k2 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m512 kv = attngen_bf16_load_avx512(k2 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
+      { const __m512 kv = attngen_bf16_load_avx512(k2 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m512 kv = attngen_bf16_load_avx512(k2 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
+      acc0_2 = _mm512_add_ps(ka0, kb0); acc1_2 = _mm512_add_ps(ka1, kb1); acc2_2 = _mm512_add_ps(ka2, kb2); acc3_2 = _mm512_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = attngen_bf16_load_avx512(k3); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k3 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k3 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k3 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k3 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k3 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k3 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = attngen_bf16_load_avx512(k3 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
-      s[1] = t4[0]; s[257] = t4[1]; s[513] = t4[2]; s[769] = t4[3]; }
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
+      { const __m512 kv = attngen_bf16_load_avx512(k3); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = attngen_bf16_load_avx512(k3 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = attngen_bf16_load_avx512(k3 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = attngen_bf16_load_avx512(k3 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      { const __m512 kv = attngen_bf16_load_avx512(k3 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m512 kv = attngen_bf16_load_avx512(k3 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
+      { const __m512 kv = attngen_bf16_load_avx512(k3 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m512 kv = attngen_bf16_load_avx512(k3 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
+      acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); acc2_3 = _mm512_add_ps(ka2, kb2); acc3_3 = _mm512_add_ps(ka3, kb3); }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    attngen_hsum4_avx512(s + 256, acc0_1, acc1_1, acc2_1, acc3_1);
+    attngen_hsum4_avx512(s + 512, acc0_2, acc1_2, acc2_2, acc3_2);
+    attngen_hsum4_avx512(s + 768, acc0_3, acc1_3, acc2_3, acc3_3);
   }
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 256 + r * 1].
  * Column blocks of 48 floats keep 12 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x48_t256_bf16__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 32), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 32), _mm512_set1_ps(*(alpha + 1)));
-    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 16), _mm512_set1_ps(*(alpha + 2))), o2_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 32), _mm512_set1_ps(*(alpha + 2)));
-    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 16), _mm512_set1_ps(*(alpha + 3))), o3_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 32), _mm512_set1_ps(*(alpha + 3)));
+    __m512 o0_0 = _mm512_loadu_ps(o), o0_1 = _mm512_loadu_ps(o + 16), o0_2 = _mm512_loadu_ps(o + 32);
+    __m512 o1_0 = _mm512_loadu_ps(o + os), o1_1 = _mm512_loadu_ps(o + os + 16), o1_2 = _mm512_loadu_ps(o + os + 32);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os), o2_1 = _mm512_loadu_ps(o + 2 * os + 16), o2_2 = _mm512_loadu_ps(o + 2 * os + 32);
+    __m512 o3_0 = _mm512_loadu_ps(o + 3 * os), o3_1 = _mm512_loadu_ps(o + 3 * os + 16), o3_2 = _mm512_loadu_ps(o + 3 * os + 32);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); o2_2 = _mm512_mul_ps(o2_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 3)); o3_0 = _mm512_mul_ps(o3_0, a); o3_1 = _mm512_mul_ps(o3_1, a); o3_2 = _mm512_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -1585,10 +1549,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x48_t256_bf1
     _mm512_storeu_ps(o + 3 * os, o3_0); _mm512_storeu_ps(o + 3 * os + 16, o3_1); _mm512_storeu_ps(o + 3 * os + 32, o3_2);
   }
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 48), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 64), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 80), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 48), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 64), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 80), _mm512_set1_ps(*(alpha + 1)));
-    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 48), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 64), _mm512_set1_ps(*(alpha + 2))), o2_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 80), _mm512_set1_ps(*(alpha + 2)));
-    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 48), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 64), _mm512_set1_ps(*(alpha + 3))), o3_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 80), _mm512_set1_ps(*(alpha + 3)));
+    __m512 o0_0 = _mm512_loadu_ps(o + 48), o0_1 = _mm512_loadu_ps(o + 64), o0_2 = _mm512_loadu_ps(o + 80);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + 48), o1_1 = _mm512_loadu_ps(o + os + 64), o1_2 = _mm512_loadu_ps(o + os + 80);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os + 48), o2_1 = _mm512_loadu_ps(o + 2 * os + 64), o2_2 = _mm512_loadu_ps(o + 2 * os + 80);
+    __m512 o3_0 = _mm512_loadu_ps(o + 3 * os + 48), o3_1 = _mm512_loadu_ps(o + 3 * os + 64), o3_2 = _mm512_loadu_ps(o + 3 * os + 80);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); o2_2 = _mm512_mul_ps(o2_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 3)); o3_0 = _mm512_mul_ps(o3_0, a); o3_1 = _mm512_mul_ps(o3_1, a); o3_2 = _mm512_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -1605,10 +1575,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x48_t256_bf1
     _mm512_storeu_ps(o + 3 * os + 48, o3_0); _mm512_storeu_ps(o + 3 * os + 64, o3_1); _mm512_storeu_ps(o + 3 * os + 80, o3_2);
   }
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 96), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 112), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 96), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 112), _mm512_set1_ps(*(alpha + 1)));
-    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 96), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 112), _mm512_set1_ps(*(alpha + 2)));
-    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 96), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 112), _mm512_set1_ps(*(alpha + 3)));
+    __m512 o0_0 = _mm512_loadu_ps(o + 96), o0_1 = _mm512_loadu_ps(o + 112);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + 96), o1_1 = _mm512_loadu_ps(o + os + 112);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os + 96), o2_1 = _mm512_loadu_ps(o + 2 * os + 112);
+    __m512 o3_0 = _mm512_loadu_ps(o + 3 * os + 96), o3_1 = _mm512_loadu_ps(o + 3 * os + 112);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 3)); o3_0 = _mm512_mul_ps(o3_0, a); o3_1 = _mm512_mul_ps(o3_1, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -1627,14 +1603,21 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x48_t256_bf1
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 256 + r * 1].
  * Column blocks of 128 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_2x128_t256_bf16__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 48), _mm512_set1_ps(*(alpha))), o0_4 = _mm512_mul_ps(_mm512_loadu_ps(o + 64), _mm512_set1_ps(*(alpha))), o0_5 = _mm512_mul_ps(_mm512_loadu_ps(o + 80), _mm512_set1_ps(*(alpha))), o0_6 = _mm512_mul_ps(_mm512_loadu_ps(o + 96), _mm512_set1_ps(*(alpha))), o0_7 = _mm512_mul_ps(_mm512_loadu_ps(o + 112), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 32), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 48), _mm512_set1_ps(*(alpha + 1))), o1_4 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 64), _mm512_set1_ps(*(alpha + 1))), o1_5 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 80), _mm512_set1_ps(*(alpha + 1))), o1_6 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 96), _mm512_set1_ps(*(alpha + 1))), o1_7 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 112), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o0_0 = _mm512_loadu_ps(o), o0_1 = _mm512_loadu_ps(o + 16), o0_2 = _mm512_loadu_ps(o + 32), o0_3 = _mm512_loadu_ps(o + 48), o0_4 = _mm512_loadu_ps(o + 64), o0_5 = _mm512_loadu_ps(o + 80), o0_6 = _mm512_loadu_ps(o + 96), o0_7 = _mm512_loadu_ps(o + 112);
+    __m512 o1_0 = _mm512_loadu_ps(o + os), o1_1 = _mm512_loadu_ps(o + os + 16), o1_2 = _mm512_loadu_ps(o + os + 32), o1_3 = _mm512_loadu_ps(o + os + 48), o1_4 = _mm512_loadu_ps(o + os + 64), o1_5 = _mm512_loadu_ps(o + os + 80), o1_6 = _mm512_loadu_ps(o + os + 96), o1_7 = _mm512_loadu_ps(o + os + 112);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); o0_3 = _mm512_mul_ps(o0_3, a); o0_4 = _mm512_mul_ps(o0_4, a); o0_5 = _mm512_mul_ps(o0_5, a); o0_6 = _mm512_mul_ps(o0_6, a); o0_7 = _mm512_mul_ps(o0_7, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); o1_3 = _mm512_mul_ps(o1_3, a); o1_4 = _mm512_mul_ps(o1_4, a); o1_5 = _mm512_mul_ps(o1_5, a); o1_6 = _mm512_mul_ps(o1_6, a); o1_7 = _mm512_mul_ps(o1_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -1648,43 +1631,76 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_2x128_t256_bf
   }
 }
 
-/* S[r][j] = Q_r · K_j for 4 query rows and KB=1 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_4x1_t256_int8__avx512(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_4x4_t256_int8__avx512(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s)
 {
   const int8_t *restrict k0 = krow[0];
   const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 128;
     const float *restrict q2 = qp + 2 * 128;
     const float *restrict q3 = qp + 3 * 128;
-    __m512 acc0_0 = _mm512_setzero_ps();
-    __m512 acc1_0 = _mm512_setzero_ps();
-    __m512 acc2_0 = _mm512_setzero_ps();
-    __m512 acc3_0 = _mm512_setzero_ps();
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
+    __m512 acc2_0 = _mm512_setzero_ps(), acc2_1 = _mm512_setzero_ps(), acc2_2 = _mm512_setzero_ps(), acc2_3 = _mm512_setzero_ps();
+    __m512 acc3_0 = _mm512_setzero_ps(), acc3_1 = _mm512_setzero_ps(), acc3_2 = _mm512_setzero_ps(), acc3_3 = _mm512_setzero_ps();
     { const __m512 qv0 = _mm512_loadu_ps(q0); const __m512 qv1 = _mm512_loadu_ps(q1); const __m512 qv2 = _mm512_loadu_ps(q2); const __m512 qv3 = _mm512_loadu_ps(q3);
-      { __m512 kv = attngen_i8_load_avx512(k0); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m512 kv = attngen_i8_load_avx512(k0); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = attngen_i8_load_avx512(k1); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = attngen_i8_load_avx512(k2); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = attngen_i8_load_avx512(k3); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
     { const __m512 qv0 = _mm512_loadu_ps(q0 + 16); const __m512 qv1 = _mm512_loadu_ps(q1 + 16); const __m512 qv2 = _mm512_loadu_ps(q2 + 16); const __m512 qv3 = _mm512_loadu_ps(q3 + 16);
-      { __m512 kv = attngen_i8_load_avx512(k0 + 16); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m512 kv = attngen_i8_load_avx512(k0 + 16); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = attngen_i8_load_avx512(k1 + 16); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = attngen_i8_load_avx512(k2 + 16); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = attngen_i8_load_avx512(k3 + 16); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
     { const __m512 qv0 = _mm512_loadu_ps(q0 + 32); const __m512 qv1 = _mm512_loadu_ps(q1 + 32); const __m512 qv2 = _mm512_loadu_ps(q2 + 32); const __m512 qv3 = _mm512_loadu_ps(q3 + 32);
-      { __m512 kv = attngen_i8_load_avx512(k0 + 32); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m512 kv = attngen_i8_load_avx512(k0 + 32); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = attngen_i8_load_avx512(k1 + 32); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = attngen_i8_load_avx512(k2 + 32); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = attngen_i8_load_avx512(k3 + 32); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
     { const __m512 qv0 = _mm512_loadu_ps(q0 + 48); const __m512 qv1 = _mm512_loadu_ps(q1 + 48); const __m512 qv2 = _mm512_loadu_ps(q2 + 48); const __m512 qv3 = _mm512_loadu_ps(q3 + 48);
-      { __m512 kv = attngen_i8_load_avx512(k0 + 48); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m512 kv = attngen_i8_load_avx512(k0 + 48); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = attngen_i8_load_avx512(k1 + 48); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = attngen_i8_load_avx512(k2 + 48); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = attngen_i8_load_avx512(k3 + 48); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
     { const __m512 qv0 = _mm512_loadu_ps(q0 + 64); const __m512 qv1 = _mm512_loadu_ps(q1 + 64); const __m512 qv2 = _mm512_loadu_ps(q2 + 64); const __m512 qv3 = _mm512_loadu_ps(q3 + 64);
-      { __m512 kv = attngen_i8_load_avx512(k0 + 64); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m512 kv = attngen_i8_load_avx512(k0 + 64); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = attngen_i8_load_avx512(k1 + 64); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = attngen_i8_load_avx512(k2 + 64); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = attngen_i8_load_avx512(k3 + 64); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
     { const __m512 qv0 = _mm512_loadu_ps(q0 + 80); const __m512 qv1 = _mm512_loadu_ps(q1 + 80); const __m512 qv2 = _mm512_loadu_ps(q2 + 80); const __m512 qv3 = _mm512_loadu_ps(q3 + 80);
-      { __m512 kv = attngen_i8_load_avx512(k0 + 80); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m512 kv = attngen_i8_load_avx512(k0 + 80); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = attngen_i8_load_avx512(k1 + 80); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = attngen_i8_load_avx512(k2 + 80); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = attngen_i8_load_avx512(k3 + 80); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
     { const __m512 qv0 = _mm512_loadu_ps(q0 + 96); const __m512 qv1 = _mm512_loadu_ps(q1 + 96); const __m512 qv2 = _mm512_loadu_ps(q2 + 96); const __m512 qv3 = _mm512_loadu_ps(q3 + 96);
-      { __m512 kv = attngen_i8_load_avx512(k0 + 96); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m512 kv = attngen_i8_load_avx512(k0 + 96); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = attngen_i8_load_avx512(k1 + 96); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = attngen_i8_load_avx512(k2 + 96); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = attngen_i8_load_avx512(k3 + 96); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
     { const __m512 qv0 = _mm512_loadu_ps(q0 + 112); const __m512 qv1 = _mm512_loadu_ps(q1 + 112); const __m512 qv2 = _mm512_loadu_ps(q2 + 112); const __m512 qv3 = _mm512_loadu_ps(q3 + 112);
-      { __m512 kv = attngen_i8_load_avx512(k0 + 112); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m512 kv = attngen_i8_load_avx512(k0 + 112); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = attngen_i8_load_avx512(k1 + 112); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = attngen_i8_load_avx512(k2 + 112); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = attngen_i8_load_avx512(k3 + 112); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
     attngen_hsum4_avx512(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
-    s[0] *= ks0[0];
-    s[1] *= ks0[0];
-    s[2] *= ks0[0];
-    s[3] *= ks0[0];
+    attngen_hsum4_avx512(s + 256, acc0_1, acc1_1, acc2_1, acc3_1);
+    attngen_hsum4_avx512(s + 512, acc0_2, acc1_2, acc2_2, acc3_2);
+    attngen_hsum4_avx512(s + 768, acc0_3, acc1_3, acc2_3, acc3_3);
+    s[0] *= ks0[0]; s[256] *= ks1[0]; s[512] *= ks2[0]; s[768] *= ks3[0];
+    s[1] *= ks0[0]; s[257] *= ks1[0]; s[513] *= ks2[0]; s[769] *= ks3[0];
+    s[2] *= ks0[0]; s[258] *= ks1[0]; s[514] *= ks2[0]; s[770] *= ks3[0];
+    s[3] *= ks0[0]; s[259] *= ks1[0]; s[515] *= ks2[0]; s[771] *= ks3[0];
   }
 }
 
@@ -1765,26 +1781,40 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_4x4_t256_r
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 256 + r * 1].
  * Column blocks of 48 floats keep 12 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x48_t256_int8__avx512(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x48_t256_int8__avx512(float *restrict pt, const float *restrict alpha,
     int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
+  /* one scale per V row (the vectors are the bare integers): each coefficient times its row's scale, once for
+   * every column block, in place (this call is the last to read these rows of P) */
+  for (int j = 0; j < n; ++j) {
+    const float sj = (vsc + j * vss)[0];
+    for (int r = 0; r < 4; ++r) pt[j * 256 + r] *= sj;
+  }
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 32), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 32), _mm512_set1_ps(*(alpha + 1)));
-    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 16), _mm512_set1_ps(*(alpha + 2))), o2_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 32), _mm512_set1_ps(*(alpha + 2)));
-    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 16), _mm512_set1_ps(*(alpha + 3))), o3_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 32), _mm512_set1_ps(*(alpha + 3)));
+    __m512 o0_0 = _mm512_loadu_ps(o), o0_1 = _mm512_loadu_ps(o + 16), o0_2 = _mm512_loadu_ps(o + 32);
+    __m512 o1_0 = _mm512_loadu_ps(o + os), o1_1 = _mm512_loadu_ps(o + os + 16), o1_2 = _mm512_loadu_ps(o + os + 32);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os), o2_1 = _mm512_loadu_ps(o + 2 * os + 16), o2_2 = _mm512_loadu_ps(o + 2 * os + 32);
+    __m512 o3_0 = _mm512_loadu_ps(o + 3 * os), o3_1 = _mm512_loadu_ps(o + 3 * os + 16), o3_2 = _mm512_loadu_ps(o + 3 * os + 32);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); o2_2 = _mm512_mul_ps(o2_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 3)); o3_0 = _mm512_mul_ps(o3_0, a); o3_1 = _mm512_mul_ps(o3_1, a); o3_2 = _mm512_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
       __m512 v0 = attngen_i8_load_avx512(vj), v1 = attngen_i8_load_avx512(vj + 16), v2 = attngen_i8_load_avx512(vj + 32); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2);
-      { const __m512 p = _mm512_set1_ps(pj[0] * vsj[0]); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); }
-      { const __m512 p = _mm512_set1_ps(pj[1] * vsj[0]); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); }
-      { const __m512 p = _mm512_set1_ps(pj[2] * vsj[0]); o2_0 = _mm512_fmadd_ps(p, v0, o2_0); o2_1 = _mm512_fmadd_ps(p, v1, o2_1); o2_2 = _mm512_fmadd_ps(p, v2, o2_2); }
-      { const __m512 p = _mm512_set1_ps(pj[3] * vsj[0]); o3_0 = _mm512_fmadd_ps(p, v0, o3_0); o3_1 = _mm512_fmadd_ps(p, v1, o3_1); o3_2 = _mm512_fmadd_ps(p, v2, o3_2); }
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 2)); o2_0 = _mm512_fmadd_ps(p, v0, o2_0); o2_1 = _mm512_fmadd_ps(p, v1, o2_1); o2_2 = _mm512_fmadd_ps(p, v2, o2_2); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 3)); o3_0 = _mm512_fmadd_ps(p, v0, o3_0); o3_1 = _mm512_fmadd_ps(p, v1, o3_1); o3_2 = _mm512_fmadd_ps(p, v2, o3_2); }
     }
     _mm512_storeu_ps(o, o0_0); _mm512_storeu_ps(o + 16, o0_1); _mm512_storeu_ps(o + 32, o0_2);
     _mm512_storeu_ps(o + os, o1_0); _mm512_storeu_ps(o + os + 16, o1_1); _mm512_storeu_ps(o + os + 32, o1_2);
@@ -1792,20 +1822,25 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x48_t256_int
     _mm512_storeu_ps(o + 3 * os, o3_0); _mm512_storeu_ps(o + 3 * os + 16, o3_1); _mm512_storeu_ps(o + 3 * os + 32, o3_2);
   }
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 48), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 64), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 80), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 48), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 64), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 80), _mm512_set1_ps(*(alpha + 1)));
-    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 48), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 64), _mm512_set1_ps(*(alpha + 2))), o2_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 80), _mm512_set1_ps(*(alpha + 2)));
-    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 48), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 64), _mm512_set1_ps(*(alpha + 3))), o3_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 80), _mm512_set1_ps(*(alpha + 3)));
+    __m512 o0_0 = _mm512_loadu_ps(o + 48), o0_1 = _mm512_loadu_ps(o + 64), o0_2 = _mm512_loadu_ps(o + 80);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + 48), o1_1 = _mm512_loadu_ps(o + os + 64), o1_2 = _mm512_loadu_ps(o + os + 80);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os + 48), o2_1 = _mm512_loadu_ps(o + 2 * os + 64), o2_2 = _mm512_loadu_ps(o + 2 * os + 80);
+    __m512 o3_0 = _mm512_loadu_ps(o + 3 * os + 48), o3_1 = _mm512_loadu_ps(o + 3 * os + 64), o3_2 = _mm512_loadu_ps(o + 3 * os + 80);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); o2_2 = _mm512_mul_ps(o2_2, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 3)); o3_0 = _mm512_mul_ps(o3_0, a); o3_1 = _mm512_mul_ps(o3_1, a); o3_2 = _mm512_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
       __m512 v0 = attngen_i8_load_avx512(vj + 48), v1 = attngen_i8_load_avx512(vj + 64), v2 = attngen_i8_load_avx512(vj + 80); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2);
-      { const __m512 p = _mm512_set1_ps(pj[0] * vsj[0]); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); }
-      { const __m512 p = _mm512_set1_ps(pj[1] * vsj[0]); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); }
-      { const __m512 p = _mm512_set1_ps(pj[2] * vsj[0]); o2_0 = _mm512_fmadd_ps(p, v0, o2_0); o2_1 = _mm512_fmadd_ps(p, v1, o2_1); o2_2 = _mm512_fmadd_ps(p, v2, o2_2); }
-      { const __m512 p = _mm512_set1_ps(pj[3] * vsj[0]); o3_0 = _mm512_fmadd_ps(p, v0, o3_0); o3_1 = _mm512_fmadd_ps(p, v1, o3_1); o3_2 = _mm512_fmadd_ps(p, v2, o3_2); }
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 2)); o2_0 = _mm512_fmadd_ps(p, v0, o2_0); o2_1 = _mm512_fmadd_ps(p, v1, o2_1); o2_2 = _mm512_fmadd_ps(p, v2, o2_2); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 3)); o3_0 = _mm512_fmadd_ps(p, v0, o3_0); o3_1 = _mm512_fmadd_ps(p, v1, o3_1); o3_2 = _mm512_fmadd_ps(p, v2, o3_2); }
     }
     _mm512_storeu_ps(o + 48, o0_0); _mm512_storeu_ps(o + 64, o0_1); _mm512_storeu_ps(o + 80, o0_2);
     _mm512_storeu_ps(o + os + 48, o1_0); _mm512_storeu_ps(o + os + 64, o1_1); _mm512_storeu_ps(o + os + 80, o1_2);
@@ -1813,20 +1848,25 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x48_t256_int
     _mm512_storeu_ps(o + 3 * os + 48, o3_0); _mm512_storeu_ps(o + 3 * os + 64, o3_1); _mm512_storeu_ps(o + 3 * os + 80, o3_2);
   }
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 96), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 112), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 96), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 112), _mm512_set1_ps(*(alpha + 1)));
-    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 96), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 112), _mm512_set1_ps(*(alpha + 2)));
-    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 96), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 112), _mm512_set1_ps(*(alpha + 3)));
+    __m512 o0_0 = _mm512_loadu_ps(o + 96), o0_1 = _mm512_loadu_ps(o + 112);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + 96), o1_1 = _mm512_loadu_ps(o + os + 112);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os + 96), o2_1 = _mm512_loadu_ps(o + 2 * os + 112);
+    __m512 o3_0 = _mm512_loadu_ps(o + 3 * os + 96), o3_1 = _mm512_loadu_ps(o + 3 * os + 112);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 3)); o3_0 = _mm512_mul_ps(o3_0, a); o3_1 = _mm512_mul_ps(o3_1, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
       __m512 v0 = attngen_i8_load_avx512(vj + 96), v1 = attngen_i8_load_avx512(vj + 112); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1);
-      { const __m512 p = _mm512_set1_ps(pj[0] * vsj[0]); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); }
-      { const __m512 p = _mm512_set1_ps(pj[1] * vsj[0]); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); }
-      { const __m512 p = _mm512_set1_ps(pj[2] * vsj[0]); o2_0 = _mm512_fmadd_ps(p, v0, o2_0); o2_1 = _mm512_fmadd_ps(p, v1, o2_1); }
-      { const __m512 p = _mm512_set1_ps(pj[3] * vsj[0]); o3_0 = _mm512_fmadd_ps(p, v0, o3_0); o3_1 = _mm512_fmadd_ps(p, v1, o3_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 2)); o2_0 = _mm512_fmadd_ps(p, v0, o2_0); o2_1 = _mm512_fmadd_ps(p, v1, o2_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 3)); o3_0 = _mm512_fmadd_ps(p, v0, o3_0); o3_1 = _mm512_fmadd_ps(p, v1, o3_1); }
     }
     _mm512_storeu_ps(o + 96, o0_0); _mm512_storeu_ps(o + 112, o0_1);
     _mm512_storeu_ps(o + os + 96, o1_0); _mm512_storeu_ps(o + os + 112, o1_1);
@@ -1836,22 +1876,34 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x48_t256_int
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 256 + r * 1].
  * Column blocks of 128 floats keep 16 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_2x128_t256_int8__avx512(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_2x128_t256_int8__avx512(float *restrict pt, const float *restrict alpha,
     int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
+  /* one scale per V row (the vectors are the bare integers): each coefficient times its row's scale, once for
+   * every column block, in place (this call is the last to read these rows of P) */
+  for (int j = 0; j < n; ++j) {
+    const float sj = (vsc + j * vss)[0];
+    for (int r = 0; r < 2; ++r) pt[j * 256 + r] *= sj;
+  }
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 48), _mm512_set1_ps(*(alpha))), o0_4 = _mm512_mul_ps(_mm512_loadu_ps(o + 64), _mm512_set1_ps(*(alpha))), o0_5 = _mm512_mul_ps(_mm512_loadu_ps(o + 80), _mm512_set1_ps(*(alpha))), o0_6 = _mm512_mul_ps(_mm512_loadu_ps(o + 96), _mm512_set1_ps(*(alpha))), o0_7 = _mm512_mul_ps(_mm512_loadu_ps(o + 112), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 32), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 48), _mm512_set1_ps(*(alpha + 1))), o1_4 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 64), _mm512_set1_ps(*(alpha + 1))), o1_5 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 80), _mm512_set1_ps(*(alpha + 1))), o1_6 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 96), _mm512_set1_ps(*(alpha + 1))), o1_7 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 112), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o0_0 = _mm512_loadu_ps(o), o0_1 = _mm512_loadu_ps(o + 16), o0_2 = _mm512_loadu_ps(o + 32), o0_3 = _mm512_loadu_ps(o + 48), o0_4 = _mm512_loadu_ps(o + 64), o0_5 = _mm512_loadu_ps(o + 80), o0_6 = _mm512_loadu_ps(o + 96), o0_7 = _mm512_loadu_ps(o + 112);
+    __m512 o1_0 = _mm512_loadu_ps(o + os), o1_1 = _mm512_loadu_ps(o + os + 16), o1_2 = _mm512_loadu_ps(o + os + 32), o1_3 = _mm512_loadu_ps(o + os + 48), o1_4 = _mm512_loadu_ps(o + os + 64), o1_5 = _mm512_loadu_ps(o + os + 80), o1_6 = _mm512_loadu_ps(o + os + 96), o1_7 = _mm512_loadu_ps(o + os + 112);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); o0_3 = _mm512_mul_ps(o0_3, a); o0_4 = _mm512_mul_ps(o0_4, a); o0_5 = _mm512_mul_ps(o0_5, a); o0_6 = _mm512_mul_ps(o0_6, a); o0_7 = _mm512_mul_ps(o0_7, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); o1_3 = _mm512_mul_ps(o1_3, a); o1_4 = _mm512_mul_ps(o1_4, a); o1_5 = _mm512_mul_ps(o1_5, a); o1_6 = _mm512_mul_ps(o1_6, a); o1_7 = _mm512_mul_ps(o1_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
       __m512 v0 = attngen_i8_load_avx512(vj), v1 = attngen_i8_load_avx512(vj + 16), v2 = attngen_i8_load_avx512(vj + 32), v3 = attngen_i8_load_avx512(vj + 48), v4 = attngen_i8_load_avx512(vj + 64), v5 = attngen_i8_load_avx512(vj + 80), v6 = attngen_i8_load_avx512(vj + 96), v7 = attngen_i8_load_avx512(vj + 112); /* in registers: each is used by 2 rows */
       ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2); ATTNGEN_PIN_AVX512(v3); ATTNGEN_PIN_AVX512(v4); ATTNGEN_PIN_AVX512(v5); ATTNGEN_PIN_AVX512(v6); ATTNGEN_PIN_AVX512(v7);
-      { const __m512 p = _mm512_set1_ps(pj[0] * vsj[0]); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); o0_4 = _mm512_fmadd_ps(p, v4, o0_4); o0_5 = _mm512_fmadd_ps(p, v5, o0_5); o0_6 = _mm512_fmadd_ps(p, v6, o0_6); o0_7 = _mm512_fmadd_ps(p, v7, o0_7); }
-      { const __m512 p = _mm512_set1_ps(pj[1] * vsj[0]); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); o1_3 = _mm512_fmadd_ps(p, v3, o1_3); o1_4 = _mm512_fmadd_ps(p, v4, o1_4); o1_5 = _mm512_fmadd_ps(p, v5, o1_5); o1_6 = _mm512_fmadd_ps(p, v6, o1_6); o1_7 = _mm512_fmadd_ps(p, v7, o1_7); }
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); o0_4 = _mm512_fmadd_ps(p, v4, o0_4); o0_5 = _mm512_fmadd_ps(p, v5, o0_5); o0_6 = _mm512_fmadd_ps(p, v6, o0_6); o0_7 = _mm512_fmadd_ps(p, v7, o0_7); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); o1_3 = _mm512_fmadd_ps(p, v3, o1_3); o1_4 = _mm512_fmadd_ps(p, v4, o1_4); o1_5 = _mm512_fmadd_ps(p, v5, o1_5); o1_6 = _mm512_fmadd_ps(p, v6, o1_6); o1_7 = _mm512_fmadd_ps(p, v7, o1_7); }
     }
     _mm512_storeu_ps(o, o0_0); _mm512_storeu_ps(o + 16, o0_1); _mm512_storeu_ps(o + 32, o0_2); _mm512_storeu_ps(o + 48, o0_3); _mm512_storeu_ps(o + 64, o0_4); _mm512_storeu_ps(o + 80, o0_5); _mm512_storeu_ps(o + 96, o0_6); _mm512_storeu_ps(o + 112, o0_7);
     _mm512_storeu_ps(o + os, o1_0); _mm512_storeu_ps(o + os + 16, o1_1); _mm512_storeu_ps(o + os + 32, o1_2); _mm512_storeu_ps(o + os + 48, o1_3); _mm512_storeu_ps(o + os + 64, o1_4); _mm512_storeu_ps(o + os + 80, o1_5); _mm512_storeu_ps(o + os + 96, o1_6); _mm512_storeu_ps(o + os + 112, o1_7);
@@ -2229,7 +2281,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_prefill__avx5
   }
 }
 
-/* attn_h32_kv8_d128_causal_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x8 dot products, softmax down the columns of Sᵀ, P·V 4x48, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+/* attn_h32_kv8_d128_causal_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, softmax down the columns of Sᵀ, P·V 4x48, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -2316,7 +2368,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode__avx512(const 
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
     for (int j = 0; j < 128; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -2335,8 +2387,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode__avx512(const 
   const int contig = ks == 128 && vs == 128;
   const int nk = contig ? 128 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 128 * (int)sizeof(*a->k));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -2346,7 +2399,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode__avx512(const 
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
@@ -2359,7 +2412,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode__avx512(const 
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -2384,24 +2438,25 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode__avx512(const 
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d128_2x4_t256_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_t256_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -2413,8 +2468,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode__avx512(const 
             }
           }
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d128_2x8_t256__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_t256__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -2453,7 +2508,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode__avx512(const 
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -2504,7 +2560,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode__avx512(const 
   }
 }
 
-/* attn_h32_kv8_d128_causal_decode_f16__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x8 dot products, softmax down the columns of Sᵀ, P·V 4x48, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+/* attn_h32_kv8_d128_causal_decode_f16__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, softmax down the columns of Sᵀ, P·V 4x48, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_f16__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -2584,7 +2640,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_f16__avx512(co
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
     for (int j = 0; j < 128; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -2603,8 +2659,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_f16__avx512(co
   const int contig = ks == 128 && vs == 128;
   const int nk = contig ? 128 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 128 * (int)sizeof(*(const uint16_t *)a->k_f16));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -2614,7 +2671,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_f16__avx512(co
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
      * block, each block's token rows head after head. */
     const uint16_t *kbase = (const uint16_t *)a->k_f16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
@@ -2625,24 +2682,25 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_f16__avx512(co
           const uint16_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d128_2x4_t256_rowwise_f16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_t256_rowwise_f16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
-          const uint16_t *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const uint16_t *rb = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : (const uint16_t *)a->k_f16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -2654,8 +2712,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_f16__avx512(co
             }
           }
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d128_2x8_t256_f16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_t256_f16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -2694,7 +2752,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_f16__avx512(co
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const uint16_t *rb = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -2745,7 +2804,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_f16__avx512(co
   }
 }
 
-/* attn_h32_kv8_d128_causal_decode_bf16__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x8 dot products, softmax down the columns of Sᵀ, P·V 4x48, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+/* attn_h32_kv8_d128_causal_decode_bf16__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, softmax down the columns of Sᵀ, P·V 4x48, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_bf16__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -2825,7 +2884,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_bf16__avx512(c
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
     for (int j = 0; j < 128; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -2844,8 +2903,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_bf16__avx512(c
   const int contig = ks == 128 && vs == 128;
   const int nk = contig ? 128 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 128 * (int)sizeof(*(const uint16_t *)a->k_bf16));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -2855,7 +2915,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_bf16__avx512(c
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
      * block, each block's token rows head after head. */
     const uint16_t *kbase = (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
@@ -2866,24 +2926,25 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_bf16__avx512(c
           const uint16_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d128_2x4_t256_rowwise_bf16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_t256_rowwise_bf16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
-          const uint16_t *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const uint16_t *rb = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -2895,8 +2956,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_bf16__avx512(c
             }
           }
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d128_2x8_t256_bf16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_t256_bf16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -2935,7 +2996,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_bf16__avx512(c
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const uint16_t *rb = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -2986,7 +3048,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_bf16__avx512(c
   }
 }
 
-/* attn_h32_kv8_d128_causal_decode_int8__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 4x1 dot products, softmax down the columns of Sᵀ, P·V 4x48, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+/* attn_h32_kv8_d128_causal_decode_int8__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, softmax down the columns of Sᵀ, P·V 4x48, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_int8__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -3085,8 +3147,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_int8__avx512(c
   const int contig = ks == 128 && vs == 128;
   const int nk = contig ? 128 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 128 * (int)sizeof(*(const int8_t *)a->k_i8));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -3096,7 +3159,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_int8__avx512(c
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 1, block after
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
      * block, each block's token rows head after head. */
     const int8_t *kbase = (const int8_t *)a->k_i8 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
@@ -3117,21 +3180,22 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_int8__avx512(c
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 1) {
-        ptrdiff_t koff[1]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 1; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        ptrdiff_t ksoff[1]; /* and their scales' */
-        for (int j = 0; j < 1; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t ksoff[4]; /* and their scales' */
+        for (int j = 0; j < 4; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
-          const int8_t *krow[1];
-          for (int j = 0; j < 1; ++j) krow[j] = kh + koff[j];
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 1 ? kend - tk : j0 + 1; /* rows past the sequence's end: none */
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -3147,11 +3211,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_int8__avx512(c
             }
           }
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
-          const float *ksrow[1];
-          for (int j = 0; j < 1; ++j) ksrow[j] = ksh + ksoff[j];
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d128_4x1_t256_int8__avx512(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_4x4_t256_int8__avx512(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -3190,7 +3254,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_int8__avx512(c
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -3246,7 +3311,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_int8__avx512(c
   }
 }
 
-/* attn_h32_kv8_d128_causal_padding_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x8 dot products, softmax down the columns of Sᵀ, P·V 4x48, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+/* attn_h32_kv8_d128_causal_padding_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, softmax down the columns of Sᵀ, P·V 4x48, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -3333,7 +3398,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode__avx51
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
     for (int j = 0; j < 128; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -3353,8 +3418,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode__avx51
   const int contig = ks == 128 && vs == 128;
   const int nk = contig ? 128 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 128 * (int)sizeof(*a->k));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -3364,7 +3430,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode__avx51
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
@@ -3377,7 +3443,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode__avx51
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -3402,24 +3469,25 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode__avx51
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d128_2x4_t256_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_t256_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -3431,8 +3499,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode__avx51
             }
           }
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d128_2x8_t256__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_t256__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -3471,7 +3539,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode__avx51
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -3522,7 +3591,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode__avx51
   }
 }
 
-/* attn_h32_kv8_d128_causal_padding_decode_f16__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x8 dot products, softmax down the columns of Sᵀ, P·V 4x48, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+/* attn_h32_kv8_d128_causal_padding_decode_f16__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, softmax down the columns of Sᵀ, P·V 4x48, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_f16__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -3602,7 +3671,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_f16__a
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
     for (int j = 0; j < 128; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -3622,8 +3691,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_f16__a
   const int contig = ks == 128 && vs == 128;
   const int nk = contig ? 128 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 128 * (int)sizeof(*(const uint16_t *)a->k_f16));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -3633,7 +3703,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_f16__a
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
      * block, each block's token rows head after head. */
     const uint16_t *kbase = (const uint16_t *)a->k_f16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
@@ -3644,24 +3714,25 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_f16__a
           const uint16_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d128_2x4_t256_rowwise_f16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_t256_rowwise_f16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
-          const uint16_t *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const uint16_t *rb = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : (const uint16_t *)a->k_f16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -3673,8 +3744,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_f16__a
             }
           }
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d128_2x8_t256_f16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_t256_f16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -3713,7 +3784,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_f16__a
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const uint16_t *rb = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -3764,7 +3836,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_f16__a
   }
 }
 
-/* attn_h32_kv8_d128_causal_padding_decode_bf16__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x8 dot products, softmax down the columns of Sᵀ, P·V 4x48, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+/* attn_h32_kv8_d128_causal_padding_decode_bf16__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, softmax down the columns of Sᵀ, P·V 4x48, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_bf16__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -3844,7 +3916,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_bf16__
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
     for (int j = 0; j < 128; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -3864,8 +3936,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_bf16__
   const int contig = ks == 128 && vs == 128;
   const int nk = contig ? 128 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 128 * (int)sizeof(*(const uint16_t *)a->k_bf16));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -3875,7 +3948,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_bf16__
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
      * block, each block's token rows head after head. */
     const uint16_t *kbase = (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
@@ -3886,24 +3959,25 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_bf16__
           const uint16_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d128_2x4_t256_rowwise_bf16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_t256_rowwise_bf16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
-          const uint16_t *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const uint16_t *rb = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -3915,8 +3989,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_bf16__
             }
           }
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d128_2x8_t256_bf16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_t256_bf16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -3955,7 +4029,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_bf16__
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const uint16_t *rb = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -4006,7 +4081,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_bf16__
   }
 }
 
-/* attn_h32_kv8_d128_causal_padding_decode_int8__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 4x1 dot products, softmax down the columns of Sᵀ, P·V 4x48, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+/* attn_h32_kv8_d128_causal_padding_decode_int8__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, softmax down the columns of Sᵀ, P·V 4x48, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_int8__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -4106,8 +4181,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_int8__
   const int contig = ks == 128 && vs == 128;
   const int nk = contig ? 128 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 128 * (int)sizeof(*(const int8_t *)a->k_i8));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -4117,7 +4193,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_int8__
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 1, block after
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
      * block, each block's token rows head after head. */
     const int8_t *kbase = (const int8_t *)a->k_i8 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
@@ -4138,21 +4214,22 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_int8__
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 1) {
-        ptrdiff_t koff[1]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 1; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        ptrdiff_t ksoff[1]; /* and their scales' */
-        for (int j = 0; j < 1; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t ksoff[4]; /* and their scales' */
+        for (int j = 0; j < 4; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
-          const int8_t *krow[1];
-          for (int j = 0; j < 1; ++j) krow[j] = kh + koff[j];
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 1 ? kend - tk : j0 + 1; /* rows past the sequence's end: none */
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -4168,11 +4245,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_int8__
             }
           }
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
-          const float *ksrow[1];
-          for (int j = 0; j < 1; ++j) ksrow[j] = ksh + ksoff[j];
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d128_4x1_t256_int8__avx512(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_4x4_t256_int8__avx512(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -4211,7 +4288,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_int8__
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -4572,18 +4650,29 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d128_24x4_s96__avx2(
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 6 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 96 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 96 + r * 1].
  * Column blocks of 16 floats keep 12 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16_s96__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f || alpha[4] != 1.0f || alpha[5] != 1.0f;
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 8), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 8), _mm256_broadcast_ss(alpha + 3));
-    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os), _mm256_broadcast_ss(alpha + 4)), o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 8), _mm256_broadcast_ss(alpha + 4));
-    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os), _mm256_broadcast_ss(alpha + 5)), o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 8), _mm256_broadcast_ss(alpha + 5));
+    __m256 o0_0 = _mm256_loadu_ps(o), o0_1 = _mm256_loadu_ps(o + 8);
+    __m256 o1_0 = _mm256_loadu_ps(o + os), o1_1 = _mm256_loadu_ps(o + os + 8);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os), o2_1 = _mm256_loadu_ps(o + 2 * os + 8);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os), o3_1 = _mm256_loadu_ps(o + 3 * os + 8);
+    __m256 o4_0 = _mm256_loadu_ps(o + 4 * os), o4_1 = _mm256_loadu_ps(o + 4 * os + 8);
+    __m256 o5_0 = _mm256_loadu_ps(o + 5 * os), o5_1 = _mm256_loadu_ps(o + 5 * os + 8);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 4); o4_0 = _mm256_mul_ps(o4_0, a); o4_1 = _mm256_mul_ps(o4_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 5); o5_0 = _mm256_mul_ps(o5_0, a); o5_1 = _mm256_mul_ps(o5_1, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
@@ -4605,348 +4694,130 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16_s96__avx2
   }
 }
 
-/* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=2 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_1x8_t256__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x2_t256__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
-  const float *restrict k2 = krow[2];
-  const float *restrict k3 = krow[3];
-  const float *restrict k4 = krow[4];
-  const float *restrict k5 = krow[5];
-  const float *restrict k6 = krow[6];
-  const float *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
-    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps(), acc0_4 = _mm256_setzero_ps(), acc0_5 = _mm256_setzero_ps(), acc0_6 = _mm256_setzero_ps(), acc0_7 = _mm256_setzero_ps();
-    { const __m256 qv0 = _mm256_loadu_ps(q0);
-      { const __m256 kv = _mm256_loadu_ps(k0); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 8);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 8); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 8); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 8); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 8); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 8); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 8); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 8); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 8); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 16);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 16); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 16); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 16); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 16); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 16); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 16); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 16); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 16); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 24);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 24); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 24); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 24); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 24); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 24); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 24); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 24); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 24); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 32);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 32); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 32); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 32); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 32); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 32); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 32); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 32); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 32); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 40);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 40); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 40); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 40); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 40); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 40); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 40); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 40); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 40); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 48);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 48); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 48); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 48); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 48); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 48); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 48); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 48); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 48); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 56);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 56); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 56); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 56); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 56); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 56); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 56); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 56); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 56); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 64);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 64); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 64); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 64); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 64); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 64); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 64); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 64); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 64); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 72);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 72); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 72); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 72); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 72); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 72); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 72); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 72); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 72); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 80);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 80); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 80); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 80); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 80); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 80); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 80); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 80); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 80); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 88);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 88); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 88); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 88); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 88); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 88); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 88); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 88); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 88); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 96);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 96); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 96); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 96); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 96); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 96); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 96); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 96); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 96); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 104);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 104); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 104); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 104); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 104); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 104); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 104); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 104); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 104); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 112);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 112); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 112); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 112); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 112); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 112); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 112); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 112); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 112); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 120);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 120); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 120); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 120); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 120); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 120); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 120); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 120); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 120); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx2(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx2(t4, acc0_4, acc0_5, acc0_6, acc0_7);
-      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
+    const float *restrict q1 = qp + 128;
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps();
+    __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps();
+    __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps();
+    { const __m256 qv0 = _mm256_loadu_ps(q0); const __m256 qv1 = _mm256_loadu_ps(q1); const __m256 qv2 = _mm256_loadu_ps(q2); const __m256 qv3 = _mm256_loadu_ps(q3);
+      { __m256 kv = _mm256_loadu_ps(k0); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 8); const __m256 qv1 = _mm256_loadu_ps(q1 + 8); const __m256 qv2 = _mm256_loadu_ps(q2 + 8); const __m256 qv3 = _mm256_loadu_ps(q3 + 8);
+      { __m256 kv = _mm256_loadu_ps(k0 + 8); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 8); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 16); const __m256 qv1 = _mm256_loadu_ps(q1 + 16); const __m256 qv2 = _mm256_loadu_ps(q2 + 16); const __m256 qv3 = _mm256_loadu_ps(q3 + 16);
+      { __m256 kv = _mm256_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 24); const __m256 qv1 = _mm256_loadu_ps(q1 + 24); const __m256 qv2 = _mm256_loadu_ps(q2 + 24); const __m256 qv3 = _mm256_loadu_ps(q3 + 24);
+      { __m256 kv = _mm256_loadu_ps(k0 + 24); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 24); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 32); const __m256 qv1 = _mm256_loadu_ps(q1 + 32); const __m256 qv2 = _mm256_loadu_ps(q2 + 32); const __m256 qv3 = _mm256_loadu_ps(q3 + 32);
+      { __m256 kv = _mm256_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 40); const __m256 qv1 = _mm256_loadu_ps(q1 + 40); const __m256 qv2 = _mm256_loadu_ps(q2 + 40); const __m256 qv3 = _mm256_loadu_ps(q3 + 40);
+      { __m256 kv = _mm256_loadu_ps(k0 + 40); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 40); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 48); const __m256 qv1 = _mm256_loadu_ps(q1 + 48); const __m256 qv2 = _mm256_loadu_ps(q2 + 48); const __m256 qv3 = _mm256_loadu_ps(q3 + 48);
+      { __m256 kv = _mm256_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 56); const __m256 qv1 = _mm256_loadu_ps(q1 + 56); const __m256 qv2 = _mm256_loadu_ps(q2 + 56); const __m256 qv3 = _mm256_loadu_ps(q3 + 56);
+      { __m256 kv = _mm256_loadu_ps(k0 + 56); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 56); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 64); const __m256 qv1 = _mm256_loadu_ps(q1 + 64); const __m256 qv2 = _mm256_loadu_ps(q2 + 64); const __m256 qv3 = _mm256_loadu_ps(q3 + 64);
+      { __m256 kv = _mm256_loadu_ps(k0 + 64); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 64); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 72); const __m256 qv1 = _mm256_loadu_ps(q1 + 72); const __m256 qv2 = _mm256_loadu_ps(q2 + 72); const __m256 qv3 = _mm256_loadu_ps(q3 + 72);
+      { __m256 kv = _mm256_loadu_ps(k0 + 72); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 72); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 80); const __m256 qv1 = _mm256_loadu_ps(q1 + 80); const __m256 qv2 = _mm256_loadu_ps(q2 + 80); const __m256 qv3 = _mm256_loadu_ps(q3 + 80);
+      { __m256 kv = _mm256_loadu_ps(k0 + 80); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 80); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 88); const __m256 qv1 = _mm256_loadu_ps(q1 + 88); const __m256 qv2 = _mm256_loadu_ps(q2 + 88); const __m256 qv3 = _mm256_loadu_ps(q3 + 88);
+      { __m256 kv = _mm256_loadu_ps(k0 + 88); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 88); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 96); const __m256 qv1 = _mm256_loadu_ps(q1 + 96); const __m256 qv2 = _mm256_loadu_ps(q2 + 96); const __m256 qv3 = _mm256_loadu_ps(q3 + 96);
+      { __m256 kv = _mm256_loadu_ps(k0 + 96); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 96); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 104); const __m256 qv1 = _mm256_loadu_ps(q1 + 104); const __m256 qv2 = _mm256_loadu_ps(q2 + 104); const __m256 qv3 = _mm256_loadu_ps(q3 + 104);
+      { __m256 kv = _mm256_loadu_ps(k0 + 104); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 104); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 112); const __m256 qv1 = _mm256_loadu_ps(q1 + 112); const __m256 qv2 = _mm256_loadu_ps(q2 + 112); const __m256 qv3 = _mm256_loadu_ps(q3 + 112);
+      { __m256 kv = _mm256_loadu_ps(k0 + 112); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 112); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 120); const __m256 qv1 = _mm256_loadu_ps(q1 + 120); const __m256 qv2 = _mm256_loadu_ps(q2 + 120); const __m256 qv3 = _mm256_loadu_ps(q3 + 120);
+      { __m256 kv = _mm256_loadu_ps(k0 + 120); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 120); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    attngen_hsum4_avx2(s + 256, acc0_1, acc1_1, acc2_1, acc3_1);
   }
 }
 
-/* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=2 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_1x8_t256_rowwise__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x2_t256_rowwise__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
-  const float *restrict k2 = krow[2];
-  const float *restrict k3 = krow[3];
-  const float *restrict k4 = krow[4];
-  const float *restrict k5 = krow[5];
-  const float *restrict k6 = krow[6];
-  const float *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
-    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps(), acc0_4 = _mm256_setzero_ps(), acc0_5 = _mm256_setzero_ps(), acc0_6 = _mm256_setzero_ps(), acc0_7 = _mm256_setzero_ps();
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k0); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_0 = _mm256_add_ps(ka0, kb0); }
+    const float *restrict q1 = qp + 128;
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps();
+    __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps();
+    __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps();
+    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), ka2 = _mm256_setzero_ps(), ka3 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps(), kb2 = _mm256_setzero_ps(), kb3 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_loadu_ps(k0); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 8), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 8), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 16), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 16), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 24), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 24), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 40), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 40), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 48), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 48), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 56), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 56), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 72), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 72), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 80), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 80), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 88), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 88), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 104), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 104), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 112), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 112), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 120), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 120), kv, kb3); }
+      acc0_0 = _mm256_add_ps(ka0, kb0); acc1_0 = _mm256_add_ps(ka1, kb1); acc2_0 = _mm256_add_ps(ka2, kb2); acc3_0 = _mm256_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k1); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_1 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k2); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_2 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k3); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_3 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k4); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_4 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k5); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_5 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k6); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_6 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k7); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_7 = _mm256_add_ps(ka0, kb0); }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx2(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx2(t4, acc0_4, acc0_5, acc0_6, acc0_7);
-      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
+    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), ka2 = _mm256_setzero_ps(), ka3 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps(), kb2 = _mm256_setzero_ps(), kb3 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_loadu_ps(k1); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 8), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 8), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 16), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 16), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 24), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 24), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 40), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 40), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 48), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 48), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 56), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 56), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 72), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 72), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 80), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 80), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 88), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 88), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 104), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 104), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 112), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 112), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 120), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 120), kv, kb3); }
+      acc0_1 = _mm256_add_ps(ka0, kb0); acc1_1 = _mm256_add_ps(ka1, kb1); acc2_1 = _mm256_add_ps(ka2, kb2); acc3_1 = _mm256_add_ps(ka3, kb3); }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    attngen_hsum4_avx2(s + 256, acc0_1, acc1_1, acc2_1, acc3_1);
   }
 }
 
@@ -5272,16 +5143,25 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d128_8x8_q8_t256__av
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 256 + r * 1].
  * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 8), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 16), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 8), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 16), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o), o0_1 = _mm256_loadu_ps(o + 8), o0_2 = _mm256_loadu_ps(o + 16);
+    __m256 o1_0 = _mm256_loadu_ps(o + os), o1_1 = _mm256_loadu_ps(o + os + 8), o1_2 = _mm256_loadu_ps(o + os + 16);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os), o2_1 = _mm256_loadu_ps(o + 2 * os + 8), o2_2 = _mm256_loadu_ps(o + 2 * os + 16);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os), o3_1 = _mm256_loadu_ps(o + 3 * os + 8), o3_2 = _mm256_loadu_ps(o + 3 * os + 16);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -5298,10 +5178,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256__avx2
     _mm256_storeu_ps(o + 3 * os, o3_0); _mm256_storeu_ps(o + 3 * os + 8, o3_1); _mm256_storeu_ps(o + 3 * os + 16, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 24), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 32), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 40), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 24), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 32), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 40), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 24), o0_1 = _mm256_loadu_ps(o + 32), o0_2 = _mm256_loadu_ps(o + 40);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 24), o1_1 = _mm256_loadu_ps(o + os + 32), o1_2 = _mm256_loadu_ps(o + os + 40);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 24), o2_1 = _mm256_loadu_ps(o + 2 * os + 32), o2_2 = _mm256_loadu_ps(o + 2 * os + 40);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 24), o3_1 = _mm256_loadu_ps(o + 3 * os + 32), o3_2 = _mm256_loadu_ps(o + 3 * os + 40);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -5318,10 +5204,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256__avx2
     _mm256_storeu_ps(o + 3 * os + 24, o3_0); _mm256_storeu_ps(o + 3 * os + 32, o3_1); _mm256_storeu_ps(o + 3 * os + 40, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 64), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 64), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 48), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 56), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 64), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 48), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 56), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 64), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 48), o0_1 = _mm256_loadu_ps(o + 56), o0_2 = _mm256_loadu_ps(o + 64);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 48), o1_1 = _mm256_loadu_ps(o + os + 56), o1_2 = _mm256_loadu_ps(o + os + 64);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 48), o2_1 = _mm256_loadu_ps(o + 2 * os + 56), o2_2 = _mm256_loadu_ps(o + 2 * os + 64);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 48), o3_1 = _mm256_loadu_ps(o + 3 * os + 56), o3_2 = _mm256_loadu_ps(o + 3 * os + 64);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -5338,10 +5230,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256__avx2
     _mm256_storeu_ps(o + 3 * os + 48, o3_0); _mm256_storeu_ps(o + 3 * os + 56, o3_1); _mm256_storeu_ps(o + 3 * os + 64, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 72), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 72), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 80), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 88), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 72), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 80), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 88), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 72), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 80), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 88), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 72), o0_1 = _mm256_loadu_ps(o + 80), o0_2 = _mm256_loadu_ps(o + 88);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 72), o1_1 = _mm256_loadu_ps(o + os + 80), o1_2 = _mm256_loadu_ps(o + os + 88);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 72), o2_1 = _mm256_loadu_ps(o + 2 * os + 80), o2_2 = _mm256_loadu_ps(o + 2 * os + 88);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 72), o3_1 = _mm256_loadu_ps(o + 3 * os + 80), o3_2 = _mm256_loadu_ps(o + 3 * os + 88);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -5358,10 +5256,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256__avx2
     _mm256_storeu_ps(o + 3 * os + 72, o3_0); _mm256_storeu_ps(o + 3 * os + 80, o3_1); _mm256_storeu_ps(o + 3 * os + 88, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 96), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 104), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 96), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 104), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 112), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 96), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 104), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 112), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 96), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 104), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 112), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 96), o0_1 = _mm256_loadu_ps(o + 104), o0_2 = _mm256_loadu_ps(o + 112);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 96), o1_1 = _mm256_loadu_ps(o + os + 104), o1_2 = _mm256_loadu_ps(o + os + 112);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 96), o2_1 = _mm256_loadu_ps(o + 2 * os + 104), o2_2 = _mm256_loadu_ps(o + 2 * os + 112);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 96), o3_1 = _mm256_loadu_ps(o + 3 * os + 104), o3_2 = _mm256_loadu_ps(o + 3 * os + 112);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -5378,10 +5282,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256__avx2
     _mm256_storeu_ps(o + 3 * os + 96, o3_0); _mm256_storeu_ps(o + 3 * os + 104, o3_1); _mm256_storeu_ps(o + 3 * os + 112, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 120), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 120), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 120), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 120);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 120);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 120);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 120);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -5400,14 +5310,21 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256__avx2
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 256 + r * 1].
  * Column blocks of 64 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x64_t256__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), _mm256_broadcast_ss(alpha + 1)), o1_4 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), _mm256_broadcast_ss(alpha + 1)), o1_5 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), _mm256_broadcast_ss(alpha + 1)), o1_6 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), _mm256_broadcast_ss(alpha + 1)), o1_7 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o), o0_1 = _mm256_loadu_ps(o + 8), o0_2 = _mm256_loadu_ps(o + 16), o0_3 = _mm256_loadu_ps(o + 24), o0_4 = _mm256_loadu_ps(o + 32), o0_5 = _mm256_loadu_ps(o + 40), o0_6 = _mm256_loadu_ps(o + 48), o0_7 = _mm256_loadu_ps(o + 56);
+    __m256 o1_0 = _mm256_loadu_ps(o + os), o1_1 = _mm256_loadu_ps(o + os + 8), o1_2 = _mm256_loadu_ps(o + os + 16), o1_3 = _mm256_loadu_ps(o + os + 24), o1_4 = _mm256_loadu_ps(o + os + 32), o1_5 = _mm256_loadu_ps(o + os + 40), o1_6 = _mm256_loadu_ps(o + os + 48), o1_7 = _mm256_loadu_ps(o + os + 56);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); o0_4 = _mm256_mul_ps(o0_4, a); o0_5 = _mm256_mul_ps(o0_5, a); o0_6 = _mm256_mul_ps(o0_6, a); o0_7 = _mm256_mul_ps(o0_7, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); o1_4 = _mm256_mul_ps(o1_4, a); o1_5 = _mm256_mul_ps(o1_5, a); o1_6 = _mm256_mul_ps(o1_6, a); o1_7 = _mm256_mul_ps(o1_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -5420,8 +5337,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x64_t256__avx2
     _mm256_storeu_ps(o + os, o1_0); _mm256_storeu_ps(o + os + 8, o1_1); _mm256_storeu_ps(o + os + 16, o1_2); _mm256_storeu_ps(o + os + 24, o1_3); _mm256_storeu_ps(o + os + 32, o1_4); _mm256_storeu_ps(o + os + 40, o1_5); _mm256_storeu_ps(o + os + 48, o1_6); _mm256_storeu_ps(o + os + 56, o1_7);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 64), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 72), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 96), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 104), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 64), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 72), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 80), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 88), _mm256_broadcast_ss(alpha + 1)), o1_4 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 96), _mm256_broadcast_ss(alpha + 1)), o1_5 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 104), _mm256_broadcast_ss(alpha + 1)), o1_6 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 112), _mm256_broadcast_ss(alpha + 1)), o1_7 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 120), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o + 64), o0_1 = _mm256_loadu_ps(o + 72), o0_2 = _mm256_loadu_ps(o + 80), o0_3 = _mm256_loadu_ps(o + 88), o0_4 = _mm256_loadu_ps(o + 96), o0_5 = _mm256_loadu_ps(o + 104), o0_6 = _mm256_loadu_ps(o + 112), o0_7 = _mm256_loadu_ps(o + 120);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 64), o1_1 = _mm256_loadu_ps(o + os + 72), o1_2 = _mm256_loadu_ps(o + os + 80), o1_3 = _mm256_loadu_ps(o + os + 88), o1_4 = _mm256_loadu_ps(o + os + 96), o1_5 = _mm256_loadu_ps(o + os + 104), o1_6 = _mm256_loadu_ps(o + os + 112), o1_7 = _mm256_loadu_ps(o + os + 120);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); o0_4 = _mm256_mul_ps(o0_4, a); o0_5 = _mm256_mul_ps(o0_5, a); o0_6 = _mm256_mul_ps(o0_6, a); o0_7 = _mm256_mul_ps(o0_7, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); o1_4 = _mm256_mul_ps(o1_4, a); o1_5 = _mm256_mul_ps(o1_5, a); o1_6 = _mm256_mul_ps(o1_6, a); o1_7 = _mm256_mul_ps(o1_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -5435,362 +5356,153 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x64_t256__avx2
   }
 }
 
-/* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=2 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_qkdot_d128_1x8_t256_f16__avx2(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_qkdot_d128_4x2_t256_f16__avx2(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
 {
   const uint16_t *restrict k0 = krow[0];
   const uint16_t *restrict k1 = krow[1];
-  const uint16_t *restrict k2 = krow[2];
-  const uint16_t *restrict k3 = krow[3];
-  const uint16_t *restrict k4 = krow[4];
-  const uint16_t *restrict k5 = krow[5];
-  const uint16_t *restrict k6 = krow[6];
-  const uint16_t *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
-    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps(), acc0_4 = _mm256_setzero_ps(), acc0_5 = _mm256_setzero_ps(), acc0_6 = _mm256_setzero_ps(), acc0_7 = _mm256_setzero_ps();
-    { const __m256 qv0 = _mm256_loadu_ps(q0);
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0))); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1))); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2))); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3))); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4))); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5))); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6))); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7))); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 8);
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 8))); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 8))); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 8))); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 8))); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 8))); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 8))); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 8))); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 8))); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 16);
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 16))); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 16))); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 16))); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 16))); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 16))); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 16))); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 16))); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 16))); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 24);
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 24))); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 24))); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 24))); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 24))); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 24))); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 24))); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 24))); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 24))); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 32);
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 32))); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 32))); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 32))); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 32))); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 32))); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 32))); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 32))); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 32))); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 40);
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 40))); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 40))); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 40))); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 40))); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 40))); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 40))); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 40))); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 40))); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 48);
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 48))); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 48))); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 48))); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 48))); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 48))); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 48))); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 48))); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 48))); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 56);
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 56))); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 56))); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 56))); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 56))); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 56))); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 56))); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 56))); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 56))); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 64);
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 64))); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 64))); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 64))); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 64))); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 64))); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 64))); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 64))); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 64))); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 72);
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 72))); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 72))); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 72))); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 72))); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 72))); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 72))); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 72))); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 72))); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 80);
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 80))); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 80))); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 80))); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 80))); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 80))); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 80))); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 80))); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 80))); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 88);
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 88))); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 88))); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 88))); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 88))); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 88))); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 88))); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 88))); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 88))); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 96);
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 96))); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 96))); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 96))); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 96))); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 96))); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 96))); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 96))); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 96))); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 104);
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 104))); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 104))); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 104))); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 104))); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 104))); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 104))); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 104))); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 104))); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 112);
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 112))); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 112))); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 112))); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 112))); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 112))); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 112))); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 112))); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 112))); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 120);
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 120))); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 120))); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 120))); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 120))); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 120))); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 120))); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 120))); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 120))); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx2(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx2(t4, acc0_4, acc0_5, acc0_6, acc0_7);
-      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
+    const float *restrict q1 = qp + 128;
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps();
+    __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps();
+    __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps();
+    { const __m256 qv0 = _mm256_loadu_ps(q0); const __m256 qv1 = _mm256_loadu_ps(q1); const __m256 qv2 = _mm256_loadu_ps(q2); const __m256 qv3 = _mm256_loadu_ps(q3);
+      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0))); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1))); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 8); const __m256 qv1 = _mm256_loadu_ps(q1 + 8); const __m256 qv2 = _mm256_loadu_ps(q2 + 8); const __m256 qv3 = _mm256_loadu_ps(q3 + 8);
+      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 8))); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 8))); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 16); const __m256 qv1 = _mm256_loadu_ps(q1 + 16); const __m256 qv2 = _mm256_loadu_ps(q2 + 16); const __m256 qv3 = _mm256_loadu_ps(q3 + 16);
+      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 16))); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 16))); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 24); const __m256 qv1 = _mm256_loadu_ps(q1 + 24); const __m256 qv2 = _mm256_loadu_ps(q2 + 24); const __m256 qv3 = _mm256_loadu_ps(q3 + 24);
+      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 24))); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 24))); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 32); const __m256 qv1 = _mm256_loadu_ps(q1 + 32); const __m256 qv2 = _mm256_loadu_ps(q2 + 32); const __m256 qv3 = _mm256_loadu_ps(q3 + 32);
+      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 32))); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 32))); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 40); const __m256 qv1 = _mm256_loadu_ps(q1 + 40); const __m256 qv2 = _mm256_loadu_ps(q2 + 40); const __m256 qv3 = _mm256_loadu_ps(q3 + 40);
+      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 40))); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 40))); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 48); const __m256 qv1 = _mm256_loadu_ps(q1 + 48); const __m256 qv2 = _mm256_loadu_ps(q2 + 48); const __m256 qv3 = _mm256_loadu_ps(q3 + 48);
+      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 48))); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 48))); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 56); const __m256 qv1 = _mm256_loadu_ps(q1 + 56); const __m256 qv2 = _mm256_loadu_ps(q2 + 56); const __m256 qv3 = _mm256_loadu_ps(q3 + 56);
+      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 56))); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 56))); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 64); const __m256 qv1 = _mm256_loadu_ps(q1 + 64); const __m256 qv2 = _mm256_loadu_ps(q2 + 64); const __m256 qv3 = _mm256_loadu_ps(q3 + 64);
+      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 64))); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 64))); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 72); const __m256 qv1 = _mm256_loadu_ps(q1 + 72); const __m256 qv2 = _mm256_loadu_ps(q2 + 72); const __m256 qv3 = _mm256_loadu_ps(q3 + 72);
+      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 72))); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 72))); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 80); const __m256 qv1 = _mm256_loadu_ps(q1 + 80); const __m256 qv2 = _mm256_loadu_ps(q2 + 80); const __m256 qv3 = _mm256_loadu_ps(q3 + 80);
+      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 80))); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 80))); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 88); const __m256 qv1 = _mm256_loadu_ps(q1 + 88); const __m256 qv2 = _mm256_loadu_ps(q2 + 88); const __m256 qv3 = _mm256_loadu_ps(q3 + 88);
+      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 88))); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 88))); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 96); const __m256 qv1 = _mm256_loadu_ps(q1 + 96); const __m256 qv2 = _mm256_loadu_ps(q2 + 96); const __m256 qv3 = _mm256_loadu_ps(q3 + 96);
+      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 96))); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 96))); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 104); const __m256 qv1 = _mm256_loadu_ps(q1 + 104); const __m256 qv2 = _mm256_loadu_ps(q2 + 104); const __m256 qv3 = _mm256_loadu_ps(q3 + 104);
+      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 104))); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 104))); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 112); const __m256 qv1 = _mm256_loadu_ps(q1 + 112); const __m256 qv2 = _mm256_loadu_ps(q2 + 112); const __m256 qv3 = _mm256_loadu_ps(q3 + 112);
+      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 112))); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 112))); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 120); const __m256 qv1 = _mm256_loadu_ps(q1 + 120); const __m256 qv2 = _mm256_loadu_ps(q2 + 120); const __m256 qv3 = _mm256_loadu_ps(q3 + 120);
+      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 120))); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 120))); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    attngen_hsum4_avx2(s + 256, acc0_1, acc1_1, acc2_1, acc3_1);
   }
 }
 
-/* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=2 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_qkdot_d128_1x8_t256_rowwise_f16__avx2(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_qkdot_d128_4x2_t256_rowwise_f16__avx2(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
 {
   const uint16_t *restrict k0 = krow[0];
   const uint16_t *restrict k1 = krow[1];
-  const uint16_t *restrict k2 = krow[2];
-  const uint16_t *restrict k3 = krow[3];
-  const uint16_t *restrict k4 = krow[4];
-  const uint16_t *restrict k5 = krow[5];
-  const uint16_t *restrict k6 = krow[6];
-  const uint16_t *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
-    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps(), acc0_4 = _mm256_setzero_ps(), acc0_5 = _mm256_setzero_ps(), acc0_6 = _mm256_setzero_ps(), acc0_7 = _mm256_setzero_ps();
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_0 = _mm256_add_ps(ka0, kb0); }
+    const float *restrict q1 = qp + 128;
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps();
+    __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps();
+    __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps();
+    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), ka2 = _mm256_setzero_ps(), ka3 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps(), kb2 = _mm256_setzero_ps(), kb3 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 8), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 8), kv, kb3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 16), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 16), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 24), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 24), kv, kb3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 40), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 40), kv, kb3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 48), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 48), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 56), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 56), kv, kb3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 72), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 72), kv, kb3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 80), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 80), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 88), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 88), kv, kb3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 104), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 104), kv, kb3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 112), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 112), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 120), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 120), kv, kb3); }
+      acc0_0 = _mm256_add_ps(ka0, kb0); acc1_0 = _mm256_add_ps(ka1, kb1); acc2_0 = _mm256_add_ps(ka2, kb2); acc3_0 = _mm256_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_1 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_2 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_3 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_4 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_5 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_6 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_7 = _mm256_add_ps(ka0, kb0); }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx2(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx2(t4, acc0_4, acc0_5, acc0_6, acc0_7);
-      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
+    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), ka2 = _mm256_setzero_ps(), ka3 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps(), kb2 = _mm256_setzero_ps(), kb3 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 8), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 8), kv, kb3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 16), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 16), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 24), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 24), kv, kb3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 40), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 40), kv, kb3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 48), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 48), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 56), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 56), kv, kb3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 72), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 72), kv, kb3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 80), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 80), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 88), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 88), kv, kb3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 104), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 104), kv, kb3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 112), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 112), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 120), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 120), kv, kb3); }
+      acc0_1 = _mm256_add_ps(ka0, kb0); acc1_1 = _mm256_add_ps(ka1, kb1); acc2_1 = _mm256_add_ps(ka2, kb2); acc3_1 = _mm256_add_ps(ka3, kb3); }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    attngen_hsum4_avx2(s + 256, acc0_1, acc1_1, acc2_1, acc3_1);
   }
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 256 + r * 1].
  * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_pv_d128_4x24_t256_f16__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 8), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 16), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 8), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 16), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o), o0_1 = _mm256_loadu_ps(o + 8), o0_2 = _mm256_loadu_ps(o + 16);
+    __m256 o1_0 = _mm256_loadu_ps(o + os), o1_1 = _mm256_loadu_ps(o + os + 8), o1_2 = _mm256_loadu_ps(o + os + 16);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os), o2_1 = _mm256_loadu_ps(o + 2 * os + 8), o2_2 = _mm256_loadu_ps(o + 2 * os + 16);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os), o3_1 = _mm256_loadu_ps(o + 3 * os + 8), o3_2 = _mm256_loadu_ps(o + 3 * os + 16);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -5807,10 +5519,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_pv_d128_4x24_t256_
     _mm256_storeu_ps(o + 3 * os, o3_0); _mm256_storeu_ps(o + 3 * os + 8, o3_1); _mm256_storeu_ps(o + 3 * os + 16, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 24), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 32), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 40), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 24), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 32), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 40), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 24), o0_1 = _mm256_loadu_ps(o + 32), o0_2 = _mm256_loadu_ps(o + 40);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 24), o1_1 = _mm256_loadu_ps(o + os + 32), o1_2 = _mm256_loadu_ps(o + os + 40);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 24), o2_1 = _mm256_loadu_ps(o + 2 * os + 32), o2_2 = _mm256_loadu_ps(o + 2 * os + 40);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 24), o3_1 = _mm256_loadu_ps(o + 3 * os + 32), o3_2 = _mm256_loadu_ps(o + 3 * os + 40);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -5827,10 +5545,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_pv_d128_4x24_t256_
     _mm256_storeu_ps(o + 3 * os + 24, o3_0); _mm256_storeu_ps(o + 3 * os + 32, o3_1); _mm256_storeu_ps(o + 3 * os + 40, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 64), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 64), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 48), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 56), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 64), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 48), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 56), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 64), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 48), o0_1 = _mm256_loadu_ps(o + 56), o0_2 = _mm256_loadu_ps(o + 64);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 48), o1_1 = _mm256_loadu_ps(o + os + 56), o1_2 = _mm256_loadu_ps(o + os + 64);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 48), o2_1 = _mm256_loadu_ps(o + 2 * os + 56), o2_2 = _mm256_loadu_ps(o + 2 * os + 64);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 48), o3_1 = _mm256_loadu_ps(o + 3 * os + 56), o3_2 = _mm256_loadu_ps(o + 3 * os + 64);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -5847,10 +5571,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_pv_d128_4x24_t256_
     _mm256_storeu_ps(o + 3 * os + 48, o3_0); _mm256_storeu_ps(o + 3 * os + 56, o3_1); _mm256_storeu_ps(o + 3 * os + 64, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 72), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 72), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 80), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 88), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 72), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 80), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 88), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 72), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 80), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 88), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 72), o0_1 = _mm256_loadu_ps(o + 80), o0_2 = _mm256_loadu_ps(o + 88);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 72), o1_1 = _mm256_loadu_ps(o + os + 80), o1_2 = _mm256_loadu_ps(o + os + 88);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 72), o2_1 = _mm256_loadu_ps(o + 2 * os + 80), o2_2 = _mm256_loadu_ps(o + 2 * os + 88);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 72), o3_1 = _mm256_loadu_ps(o + 3 * os + 80), o3_2 = _mm256_loadu_ps(o + 3 * os + 88);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -5867,10 +5597,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_pv_d128_4x24_t256_
     _mm256_storeu_ps(o + 3 * os + 72, o3_0); _mm256_storeu_ps(o + 3 * os + 80, o3_1); _mm256_storeu_ps(o + 3 * os + 88, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 96), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 104), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 96), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 104), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 112), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 96), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 104), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 112), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 96), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 104), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 112), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 96), o0_1 = _mm256_loadu_ps(o + 104), o0_2 = _mm256_loadu_ps(o + 112);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 96), o1_1 = _mm256_loadu_ps(o + os + 104), o1_2 = _mm256_loadu_ps(o + os + 112);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 96), o2_1 = _mm256_loadu_ps(o + 2 * os + 104), o2_2 = _mm256_loadu_ps(o + 2 * os + 112);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 96), o3_1 = _mm256_loadu_ps(o + 3 * os + 104), o3_2 = _mm256_loadu_ps(o + 3 * os + 112);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -5887,10 +5623,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_pv_d128_4x24_t256_
     _mm256_storeu_ps(o + 3 * os + 96, o3_0); _mm256_storeu_ps(o + 3 * os + 104, o3_1); _mm256_storeu_ps(o + 3 * os + 112, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 120), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 120), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 120), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 120);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 120);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 120);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 120);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -5909,14 +5651,21 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_pv_d128_4x24_t256_
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 256 + r * 1].
  * Column blocks of 64 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_pv_d128_2x64_t256_f16__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), _mm256_broadcast_ss(alpha + 1)), o1_4 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), _mm256_broadcast_ss(alpha + 1)), o1_5 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), _mm256_broadcast_ss(alpha + 1)), o1_6 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), _mm256_broadcast_ss(alpha + 1)), o1_7 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o), o0_1 = _mm256_loadu_ps(o + 8), o0_2 = _mm256_loadu_ps(o + 16), o0_3 = _mm256_loadu_ps(o + 24), o0_4 = _mm256_loadu_ps(o + 32), o0_5 = _mm256_loadu_ps(o + 40), o0_6 = _mm256_loadu_ps(o + 48), o0_7 = _mm256_loadu_ps(o + 56);
+    __m256 o1_0 = _mm256_loadu_ps(o + os), o1_1 = _mm256_loadu_ps(o + os + 8), o1_2 = _mm256_loadu_ps(o + os + 16), o1_3 = _mm256_loadu_ps(o + os + 24), o1_4 = _mm256_loadu_ps(o + os + 32), o1_5 = _mm256_loadu_ps(o + os + 40), o1_6 = _mm256_loadu_ps(o + os + 48), o1_7 = _mm256_loadu_ps(o + os + 56);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); o0_4 = _mm256_mul_ps(o0_4, a); o0_5 = _mm256_mul_ps(o0_5, a); o0_6 = _mm256_mul_ps(o0_6, a); o0_7 = _mm256_mul_ps(o0_7, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); o1_4 = _mm256_mul_ps(o1_4, a); o1_5 = _mm256_mul_ps(o1_5, a); o1_6 = _mm256_mul_ps(o1_6, a); o1_7 = _mm256_mul_ps(o1_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -5929,8 +5678,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_pv_d128_2x64_t256_
     _mm256_storeu_ps(o + os, o1_0); _mm256_storeu_ps(o + os + 8, o1_1); _mm256_storeu_ps(o + os + 16, o1_2); _mm256_storeu_ps(o + os + 24, o1_3); _mm256_storeu_ps(o + os + 32, o1_4); _mm256_storeu_ps(o + os + 40, o1_5); _mm256_storeu_ps(o + os + 48, o1_6); _mm256_storeu_ps(o + os + 56, o1_7);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 64), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 72), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 96), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 104), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 64), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 72), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 80), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 88), _mm256_broadcast_ss(alpha + 1)), o1_4 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 96), _mm256_broadcast_ss(alpha + 1)), o1_5 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 104), _mm256_broadcast_ss(alpha + 1)), o1_6 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 112), _mm256_broadcast_ss(alpha + 1)), o1_7 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 120), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o + 64), o0_1 = _mm256_loadu_ps(o + 72), o0_2 = _mm256_loadu_ps(o + 80), o0_3 = _mm256_loadu_ps(o + 88), o0_4 = _mm256_loadu_ps(o + 96), o0_5 = _mm256_loadu_ps(o + 104), o0_6 = _mm256_loadu_ps(o + 112), o0_7 = _mm256_loadu_ps(o + 120);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 64), o1_1 = _mm256_loadu_ps(o + os + 72), o1_2 = _mm256_loadu_ps(o + os + 80), o1_3 = _mm256_loadu_ps(o + os + 88), o1_4 = _mm256_loadu_ps(o + os + 96), o1_5 = _mm256_loadu_ps(o + os + 104), o1_6 = _mm256_loadu_ps(o + os + 112), o1_7 = _mm256_loadu_ps(o + os + 120);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); o0_4 = _mm256_mul_ps(o0_4, a); o0_5 = _mm256_mul_ps(o0_5, a); o0_6 = _mm256_mul_ps(o0_6, a); o0_7 = _mm256_mul_ps(o0_7, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); o1_4 = _mm256_mul_ps(o1_4, a); o1_5 = _mm256_mul_ps(o1_5, a); o1_6 = _mm256_mul_ps(o1_6, a); o1_7 = _mm256_mul_ps(o1_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -5944,362 +5697,153 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_pv_d128_2x64_t256_
   }
 }
 
-/* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=2 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_1x8_t256_bf16__avx2(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x2_t256_bf16__avx2(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
 {
   const uint16_t *restrict k0 = krow[0];
   const uint16_t *restrict k1 = krow[1];
-  const uint16_t *restrict k2 = krow[2];
-  const uint16_t *restrict k3 = krow[3];
-  const uint16_t *restrict k4 = krow[4];
-  const uint16_t *restrict k5 = krow[5];
-  const uint16_t *restrict k6 = krow[6];
-  const uint16_t *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
-    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps(), acc0_4 = _mm256_setzero_ps(), acc0_5 = _mm256_setzero_ps(), acc0_6 = _mm256_setzero_ps(), acc0_7 = _mm256_setzero_ps();
-    { const __m256 qv0 = _mm256_loadu_ps(q0);
-      { const __m256 kv = attngen_bf16_load_avx2(k0); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 8);
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 8); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 8); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 8); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 8); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 8); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 8); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 8); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 8); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 16);
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 16); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 16); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 16); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 16); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 16); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 16); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 16); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 16); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 24);
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 24); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 24); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 24); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 24); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 24); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 24); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 24); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 24); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 32);
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 32); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 32); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 32); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 32); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 32); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 32); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 32); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 32); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 40);
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 40); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 40); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 40); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 40); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 40); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 40); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 40); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 40); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 48);
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 48); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 48); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 48); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 48); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 48); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 48); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 48); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 48); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 56);
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 56); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 56); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 56); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 56); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 56); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 56); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 56); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 56); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 64);
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 64); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 64); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 64); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 64); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 64); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 64); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 64); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 64); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 72);
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 72); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 72); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 72); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 72); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 72); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 72); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 72); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 72); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 80);
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 80); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 80); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 80); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 80); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 80); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 80); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 80); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 80); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 88);
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 88); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 88); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 88); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 88); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 88); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 88); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 88); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 88); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 96);
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 96); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 96); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 96); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 96); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 96); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 96); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 96); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 96); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 104);
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 104); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 104); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 104); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 104); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 104); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 104); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 104); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 104); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 112);
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 112); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 112); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 112); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 112); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 112); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 112); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 112); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 112); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 120);
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 120); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 120); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 120); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 120); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 120); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 120); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 120); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 120); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx2(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx2(t4, acc0_4, acc0_5, acc0_6, acc0_7);
-      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
+    const float *restrict q1 = qp + 128;
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps();
+    __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps();
+    __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps();
+    { const __m256 qv0 = _mm256_loadu_ps(q0); const __m256 qv1 = _mm256_loadu_ps(q1); const __m256 qv2 = _mm256_loadu_ps(q2); const __m256 qv3 = _mm256_loadu_ps(q3);
+      { __m256 kv = attngen_bf16_load_avx2(k0); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = attngen_bf16_load_avx2(k1); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 8); const __m256 qv1 = _mm256_loadu_ps(q1 + 8); const __m256 qv2 = _mm256_loadu_ps(q2 + 8); const __m256 qv3 = _mm256_loadu_ps(q3 + 8);
+      { __m256 kv = attngen_bf16_load_avx2(k0 + 8); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = attngen_bf16_load_avx2(k1 + 8); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 16); const __m256 qv1 = _mm256_loadu_ps(q1 + 16); const __m256 qv2 = _mm256_loadu_ps(q2 + 16); const __m256 qv3 = _mm256_loadu_ps(q3 + 16);
+      { __m256 kv = attngen_bf16_load_avx2(k0 + 16); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = attngen_bf16_load_avx2(k1 + 16); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 24); const __m256 qv1 = _mm256_loadu_ps(q1 + 24); const __m256 qv2 = _mm256_loadu_ps(q2 + 24); const __m256 qv3 = _mm256_loadu_ps(q3 + 24);
+      { __m256 kv = attngen_bf16_load_avx2(k0 + 24); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = attngen_bf16_load_avx2(k1 + 24); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 32); const __m256 qv1 = _mm256_loadu_ps(q1 + 32); const __m256 qv2 = _mm256_loadu_ps(q2 + 32); const __m256 qv3 = _mm256_loadu_ps(q3 + 32);
+      { __m256 kv = attngen_bf16_load_avx2(k0 + 32); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = attngen_bf16_load_avx2(k1 + 32); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 40); const __m256 qv1 = _mm256_loadu_ps(q1 + 40); const __m256 qv2 = _mm256_loadu_ps(q2 + 40); const __m256 qv3 = _mm256_loadu_ps(q3 + 40);
+      { __m256 kv = attngen_bf16_load_avx2(k0 + 40); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = attngen_bf16_load_avx2(k1 + 40); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 48); const __m256 qv1 = _mm256_loadu_ps(q1 + 48); const __m256 qv2 = _mm256_loadu_ps(q2 + 48); const __m256 qv3 = _mm256_loadu_ps(q3 + 48);
+      { __m256 kv = attngen_bf16_load_avx2(k0 + 48); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = attngen_bf16_load_avx2(k1 + 48); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 56); const __m256 qv1 = _mm256_loadu_ps(q1 + 56); const __m256 qv2 = _mm256_loadu_ps(q2 + 56); const __m256 qv3 = _mm256_loadu_ps(q3 + 56);
+      { __m256 kv = attngen_bf16_load_avx2(k0 + 56); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = attngen_bf16_load_avx2(k1 + 56); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 64); const __m256 qv1 = _mm256_loadu_ps(q1 + 64); const __m256 qv2 = _mm256_loadu_ps(q2 + 64); const __m256 qv3 = _mm256_loadu_ps(q3 + 64);
+      { __m256 kv = attngen_bf16_load_avx2(k0 + 64); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = attngen_bf16_load_avx2(k1 + 64); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 72); const __m256 qv1 = _mm256_loadu_ps(q1 + 72); const __m256 qv2 = _mm256_loadu_ps(q2 + 72); const __m256 qv3 = _mm256_loadu_ps(q3 + 72);
+      { __m256 kv = attngen_bf16_load_avx2(k0 + 72); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = attngen_bf16_load_avx2(k1 + 72); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 80); const __m256 qv1 = _mm256_loadu_ps(q1 + 80); const __m256 qv2 = _mm256_loadu_ps(q2 + 80); const __m256 qv3 = _mm256_loadu_ps(q3 + 80);
+      { __m256 kv = attngen_bf16_load_avx2(k0 + 80); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = attngen_bf16_load_avx2(k1 + 80); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 88); const __m256 qv1 = _mm256_loadu_ps(q1 + 88); const __m256 qv2 = _mm256_loadu_ps(q2 + 88); const __m256 qv3 = _mm256_loadu_ps(q3 + 88);
+      { __m256 kv = attngen_bf16_load_avx2(k0 + 88); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = attngen_bf16_load_avx2(k1 + 88); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 96); const __m256 qv1 = _mm256_loadu_ps(q1 + 96); const __m256 qv2 = _mm256_loadu_ps(q2 + 96); const __m256 qv3 = _mm256_loadu_ps(q3 + 96);
+      { __m256 kv = attngen_bf16_load_avx2(k0 + 96); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = attngen_bf16_load_avx2(k1 + 96); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 104); const __m256 qv1 = _mm256_loadu_ps(q1 + 104); const __m256 qv2 = _mm256_loadu_ps(q2 + 104); const __m256 qv3 = _mm256_loadu_ps(q3 + 104);
+      { __m256 kv = attngen_bf16_load_avx2(k0 + 104); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = attngen_bf16_load_avx2(k1 + 104); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 112); const __m256 qv1 = _mm256_loadu_ps(q1 + 112); const __m256 qv2 = _mm256_loadu_ps(q2 + 112); const __m256 qv3 = _mm256_loadu_ps(q3 + 112);
+      { __m256 kv = attngen_bf16_load_avx2(k0 + 112); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = attngen_bf16_load_avx2(k1 + 112); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 120); const __m256 qv1 = _mm256_loadu_ps(q1 + 120); const __m256 qv2 = _mm256_loadu_ps(q2 + 120); const __m256 qv3 = _mm256_loadu_ps(q3 + 120);
+      { __m256 kv = attngen_bf16_load_avx2(k0 + 120); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = attngen_bf16_load_avx2(k1 + 120); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    attngen_hsum4_avx2(s + 256, acc0_1, acc1_1, acc2_1, acc3_1);
   }
 }
 
-/* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=2 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_1x8_t256_rowwise_bf16__avx2(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x2_t256_rowwise_bf16__avx2(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
 {
   const uint16_t *restrict k0 = krow[0];
   const uint16_t *restrict k1 = krow[1];
-  const uint16_t *restrict k2 = krow[2];
-  const uint16_t *restrict k3 = krow[3];
-  const uint16_t *restrict k4 = krow[4];
-  const uint16_t *restrict k5 = krow[5];
-  const uint16_t *restrict k6 = krow[6];
-  const uint16_t *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
-    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps(), acc0_4 = _mm256_setzero_ps(), acc0_5 = _mm256_setzero_ps(), acc0_6 = _mm256_setzero_ps(), acc0_7 = _mm256_setzero_ps();
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = attngen_bf16_load_avx2(k0); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_0 = _mm256_add_ps(ka0, kb0); }
+    const float *restrict q1 = qp + 128;
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps();
+    __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps();
+    __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps();
+    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), ka2 = _mm256_setzero_ps(), ka3 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps(), kb2 = _mm256_setzero_ps(), kb3 = _mm256_setzero_ps();
+      { const __m256 kv = attngen_bf16_load_avx2(k0); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 8), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 8), kv, kb3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 16), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 16), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 24), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 24), kv, kb3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 40), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 40), kv, kb3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 48), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 48), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 56), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 56), kv, kb3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 72), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 72), kv, kb3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 80), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 80), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 88), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 88), kv, kb3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 104), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 104), kv, kb3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 112), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 112), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 120), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 120), kv, kb3); }
+      acc0_0 = _mm256_add_ps(ka0, kb0); acc1_0 = _mm256_add_ps(ka1, kb1); acc2_0 = _mm256_add_ps(ka2, kb2); acc3_0 = _mm256_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = attngen_bf16_load_avx2(k1); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_1 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = attngen_bf16_load_avx2(k2); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_2 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = attngen_bf16_load_avx2(k3); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_3 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = attngen_bf16_load_avx2(k4); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_4 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = attngen_bf16_load_avx2(k5); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_5 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = attngen_bf16_load_avx2(k6); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_6 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = attngen_bf16_load_avx2(k7); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_7 = _mm256_add_ps(ka0, kb0); }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx2(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx2(t4, acc0_4, acc0_5, acc0_6, acc0_7);
-      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
+    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), ka2 = _mm256_setzero_ps(), ka3 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps(), kb2 = _mm256_setzero_ps(), kb3 = _mm256_setzero_ps();
+      { const __m256 kv = attngen_bf16_load_avx2(k1); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 8), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 8), kv, kb3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 16), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 16), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 24), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 24), kv, kb3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 40), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 40), kv, kb3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 48), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 48), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 56), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 56), kv, kb3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 72), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 72), kv, kb3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 80), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 80), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 88), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 88), kv, kb3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 104), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 104), kv, kb3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 112), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 112), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 120), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 120), kv, kb3); }
+      acc0_1 = _mm256_add_ps(ka0, kb0); acc1_1 = _mm256_add_ps(ka1, kb1); acc2_1 = _mm256_add_ps(ka2, kb2); acc3_1 = _mm256_add_ps(ka3, kb3); }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    attngen_hsum4_avx2(s + 256, acc0_1, acc1_1, acc2_1, acc3_1);
   }
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 256 + r * 1].
  * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_bf16__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 8), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 16), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 8), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 16), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o), o0_1 = _mm256_loadu_ps(o + 8), o0_2 = _mm256_loadu_ps(o + 16);
+    __m256 o1_0 = _mm256_loadu_ps(o + os), o1_1 = _mm256_loadu_ps(o + os + 8), o1_2 = _mm256_loadu_ps(o + os + 16);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os), o2_1 = _mm256_loadu_ps(o + 2 * os + 8), o2_2 = _mm256_loadu_ps(o + 2 * os + 16);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os), o3_1 = _mm256_loadu_ps(o + 3 * os + 8), o3_2 = _mm256_loadu_ps(o + 3 * os + 16);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -6316,10 +5860,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_bf16_
     _mm256_storeu_ps(o + 3 * os, o3_0); _mm256_storeu_ps(o + 3 * os + 8, o3_1); _mm256_storeu_ps(o + 3 * os + 16, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 24), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 32), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 40), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 24), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 32), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 40), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 24), o0_1 = _mm256_loadu_ps(o + 32), o0_2 = _mm256_loadu_ps(o + 40);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 24), o1_1 = _mm256_loadu_ps(o + os + 32), o1_2 = _mm256_loadu_ps(o + os + 40);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 24), o2_1 = _mm256_loadu_ps(o + 2 * os + 32), o2_2 = _mm256_loadu_ps(o + 2 * os + 40);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 24), o3_1 = _mm256_loadu_ps(o + 3 * os + 32), o3_2 = _mm256_loadu_ps(o + 3 * os + 40);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -6336,10 +5886,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_bf16_
     _mm256_storeu_ps(o + 3 * os + 24, o3_0); _mm256_storeu_ps(o + 3 * os + 32, o3_1); _mm256_storeu_ps(o + 3 * os + 40, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 64), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 64), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 48), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 56), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 64), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 48), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 56), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 64), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 48), o0_1 = _mm256_loadu_ps(o + 56), o0_2 = _mm256_loadu_ps(o + 64);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 48), o1_1 = _mm256_loadu_ps(o + os + 56), o1_2 = _mm256_loadu_ps(o + os + 64);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 48), o2_1 = _mm256_loadu_ps(o + 2 * os + 56), o2_2 = _mm256_loadu_ps(o + 2 * os + 64);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 48), o3_1 = _mm256_loadu_ps(o + 3 * os + 56), o3_2 = _mm256_loadu_ps(o + 3 * os + 64);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -6356,10 +5912,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_bf16_
     _mm256_storeu_ps(o + 3 * os + 48, o3_0); _mm256_storeu_ps(o + 3 * os + 56, o3_1); _mm256_storeu_ps(o + 3 * os + 64, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 72), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 72), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 80), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 88), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 72), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 80), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 88), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 72), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 80), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 88), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 72), o0_1 = _mm256_loadu_ps(o + 80), o0_2 = _mm256_loadu_ps(o + 88);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 72), o1_1 = _mm256_loadu_ps(o + os + 80), o1_2 = _mm256_loadu_ps(o + os + 88);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 72), o2_1 = _mm256_loadu_ps(o + 2 * os + 80), o2_2 = _mm256_loadu_ps(o + 2 * os + 88);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 72), o3_1 = _mm256_loadu_ps(o + 3 * os + 80), o3_2 = _mm256_loadu_ps(o + 3 * os + 88);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -6376,10 +5938,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_bf16_
     _mm256_storeu_ps(o + 3 * os + 72, o3_0); _mm256_storeu_ps(o + 3 * os + 80, o3_1); _mm256_storeu_ps(o + 3 * os + 88, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 96), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 104), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 96), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 104), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 112), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 96), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 104), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 112), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 96), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 104), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 112), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 96), o0_1 = _mm256_loadu_ps(o + 104), o0_2 = _mm256_loadu_ps(o + 112);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 96), o1_1 = _mm256_loadu_ps(o + os + 104), o1_2 = _mm256_loadu_ps(o + os + 112);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 96), o2_1 = _mm256_loadu_ps(o + 2 * os + 104), o2_2 = _mm256_loadu_ps(o + 2 * os + 112);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 96), o3_1 = _mm256_loadu_ps(o + 3 * os + 104), o3_2 = _mm256_loadu_ps(o + 3 * os + 112);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -6396,10 +5964,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_bf16_
     _mm256_storeu_ps(o + 3 * os + 96, o3_0); _mm256_storeu_ps(o + 3 * os + 104, o3_1); _mm256_storeu_ps(o + 3 * os + 112, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 120), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 120), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 120), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 120);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 120);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 120);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 120);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -6418,14 +5992,21 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_bf16_
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 256 + r * 1].
  * Column blocks of 64 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x64_t256_bf16__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), _mm256_broadcast_ss(alpha + 1)), o1_4 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), _mm256_broadcast_ss(alpha + 1)), o1_5 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), _mm256_broadcast_ss(alpha + 1)), o1_6 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), _mm256_broadcast_ss(alpha + 1)), o1_7 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o), o0_1 = _mm256_loadu_ps(o + 8), o0_2 = _mm256_loadu_ps(o + 16), o0_3 = _mm256_loadu_ps(o + 24), o0_4 = _mm256_loadu_ps(o + 32), o0_5 = _mm256_loadu_ps(o + 40), o0_6 = _mm256_loadu_ps(o + 48), o0_7 = _mm256_loadu_ps(o + 56);
+    __m256 o1_0 = _mm256_loadu_ps(o + os), o1_1 = _mm256_loadu_ps(o + os + 8), o1_2 = _mm256_loadu_ps(o + os + 16), o1_3 = _mm256_loadu_ps(o + os + 24), o1_4 = _mm256_loadu_ps(o + os + 32), o1_5 = _mm256_loadu_ps(o + os + 40), o1_6 = _mm256_loadu_ps(o + os + 48), o1_7 = _mm256_loadu_ps(o + os + 56);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); o0_4 = _mm256_mul_ps(o0_4, a); o0_5 = _mm256_mul_ps(o0_5, a); o0_6 = _mm256_mul_ps(o0_6, a); o0_7 = _mm256_mul_ps(o0_7, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); o1_4 = _mm256_mul_ps(o1_4, a); o1_5 = _mm256_mul_ps(o1_5, a); o1_6 = _mm256_mul_ps(o1_6, a); o1_7 = _mm256_mul_ps(o1_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -6438,8 +6019,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x64_t256_bf16_
     _mm256_storeu_ps(o + os, o1_0); _mm256_storeu_ps(o + os + 8, o1_1); _mm256_storeu_ps(o + os + 16, o1_2); _mm256_storeu_ps(o + os + 24, o1_3); _mm256_storeu_ps(o + os + 32, o1_4); _mm256_storeu_ps(o + os + 40, o1_5); _mm256_storeu_ps(o + os + 48, o1_6); _mm256_storeu_ps(o + os + 56, o1_7);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 64), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 72), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 96), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 104), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 64), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 72), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 80), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 88), _mm256_broadcast_ss(alpha + 1)), o1_4 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 96), _mm256_broadcast_ss(alpha + 1)), o1_5 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 104), _mm256_broadcast_ss(alpha + 1)), o1_6 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 112), _mm256_broadcast_ss(alpha + 1)), o1_7 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 120), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o + 64), o0_1 = _mm256_loadu_ps(o + 72), o0_2 = _mm256_loadu_ps(o + 80), o0_3 = _mm256_loadu_ps(o + 88), o0_4 = _mm256_loadu_ps(o + 96), o0_5 = _mm256_loadu_ps(o + 104), o0_6 = _mm256_loadu_ps(o + 112), o0_7 = _mm256_loadu_ps(o + 120);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 64), o1_1 = _mm256_loadu_ps(o + os + 72), o1_2 = _mm256_loadu_ps(o + os + 80), o1_3 = _mm256_loadu_ps(o + os + 88), o1_4 = _mm256_loadu_ps(o + os + 96), o1_5 = _mm256_loadu_ps(o + os + 104), o1_6 = _mm256_loadu_ps(o + os + 112), o1_7 = _mm256_loadu_ps(o + os + 120);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); o0_4 = _mm256_mul_ps(o0_4, a); o0_5 = _mm256_mul_ps(o0_5, a); o0_6 = _mm256_mul_ps(o0_6, a); o0_7 = _mm256_mul_ps(o0_7, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); o1_4 = _mm256_mul_ps(o1_4, a); o1_5 = _mm256_mul_ps(o1_5, a); o1_6 = _mm256_mul_ps(o1_6, a); o1_7 = _mm256_mul_ps(o1_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -6453,78 +6038,99 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x64_t256_bf16_
   }
 }
 
-/* S[r][j] = Q_r · K_j for 4 query rows and KB=1 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=2 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x1_t256_int8__avx2(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x2_t256_int8__avx2(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s)
 {
   const int8_t *restrict k0 = krow[0];
   const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 128;
     const float *restrict q2 = qp + 2 * 128;
     const float *restrict q3 = qp + 3 * 128;
-    __m256 acc0_0 = _mm256_setzero_ps();
-    __m256 acc1_0 = _mm256_setzero_ps();
-    __m256 acc2_0 = _mm256_setzero_ps();
-    __m256 acc3_0 = _mm256_setzero_ps();
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps();
+    __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps();
+    __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps();
     { const __m256 qv0 = _mm256_loadu_ps(q0); const __m256 qv1 = _mm256_loadu_ps(q1); const __m256 qv2 = _mm256_loadu_ps(q2); const __m256 qv3 = _mm256_loadu_ps(q3);
-      { __m256 kv = attngen_i8_load_avx2(k0); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m256 kv = attngen_i8_load_avx2(k0); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = attngen_i8_load_avx2(k1); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 8); const __m256 qv1 = _mm256_loadu_ps(q1 + 8); const __m256 qv2 = _mm256_loadu_ps(q2 + 8); const __m256 qv3 = _mm256_loadu_ps(q3 + 8);
-      { __m256 kv = attngen_i8_load_avx2(k0 + 8); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m256 kv = attngen_i8_load_avx2(k0 + 8); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = attngen_i8_load_avx2(k1 + 8); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 16); const __m256 qv1 = _mm256_loadu_ps(q1 + 16); const __m256 qv2 = _mm256_loadu_ps(q2 + 16); const __m256 qv3 = _mm256_loadu_ps(q3 + 16);
-      { __m256 kv = attngen_i8_load_avx2(k0 + 16); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m256 kv = attngen_i8_load_avx2(k0 + 16); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = attngen_i8_load_avx2(k1 + 16); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 24); const __m256 qv1 = _mm256_loadu_ps(q1 + 24); const __m256 qv2 = _mm256_loadu_ps(q2 + 24); const __m256 qv3 = _mm256_loadu_ps(q3 + 24);
-      { __m256 kv = attngen_i8_load_avx2(k0 + 24); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m256 kv = attngen_i8_load_avx2(k0 + 24); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = attngen_i8_load_avx2(k1 + 24); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 32); const __m256 qv1 = _mm256_loadu_ps(q1 + 32); const __m256 qv2 = _mm256_loadu_ps(q2 + 32); const __m256 qv3 = _mm256_loadu_ps(q3 + 32);
-      { __m256 kv = attngen_i8_load_avx2(k0 + 32); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m256 kv = attngen_i8_load_avx2(k0 + 32); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = attngen_i8_load_avx2(k1 + 32); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 40); const __m256 qv1 = _mm256_loadu_ps(q1 + 40); const __m256 qv2 = _mm256_loadu_ps(q2 + 40); const __m256 qv3 = _mm256_loadu_ps(q3 + 40);
-      { __m256 kv = attngen_i8_load_avx2(k0 + 40); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m256 kv = attngen_i8_load_avx2(k0 + 40); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = attngen_i8_load_avx2(k1 + 40); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 48); const __m256 qv1 = _mm256_loadu_ps(q1 + 48); const __m256 qv2 = _mm256_loadu_ps(q2 + 48); const __m256 qv3 = _mm256_loadu_ps(q3 + 48);
-      { __m256 kv = attngen_i8_load_avx2(k0 + 48); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m256 kv = attngen_i8_load_avx2(k0 + 48); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = attngen_i8_load_avx2(k1 + 48); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 56); const __m256 qv1 = _mm256_loadu_ps(q1 + 56); const __m256 qv2 = _mm256_loadu_ps(q2 + 56); const __m256 qv3 = _mm256_loadu_ps(q3 + 56);
-      { __m256 kv = attngen_i8_load_avx2(k0 + 56); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m256 kv = attngen_i8_load_avx2(k0 + 56); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = attngen_i8_load_avx2(k1 + 56); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 64); const __m256 qv1 = _mm256_loadu_ps(q1 + 64); const __m256 qv2 = _mm256_loadu_ps(q2 + 64); const __m256 qv3 = _mm256_loadu_ps(q3 + 64);
-      { __m256 kv = attngen_i8_load_avx2(k0 + 64); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m256 kv = attngen_i8_load_avx2(k0 + 64); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = attngen_i8_load_avx2(k1 + 64); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 72); const __m256 qv1 = _mm256_loadu_ps(q1 + 72); const __m256 qv2 = _mm256_loadu_ps(q2 + 72); const __m256 qv3 = _mm256_loadu_ps(q3 + 72);
-      { __m256 kv = attngen_i8_load_avx2(k0 + 72); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m256 kv = attngen_i8_load_avx2(k0 + 72); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = attngen_i8_load_avx2(k1 + 72); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 80); const __m256 qv1 = _mm256_loadu_ps(q1 + 80); const __m256 qv2 = _mm256_loadu_ps(q2 + 80); const __m256 qv3 = _mm256_loadu_ps(q3 + 80);
-      { __m256 kv = attngen_i8_load_avx2(k0 + 80); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m256 kv = attngen_i8_load_avx2(k0 + 80); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = attngen_i8_load_avx2(k1 + 80); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 88); const __m256 qv1 = _mm256_loadu_ps(q1 + 88); const __m256 qv2 = _mm256_loadu_ps(q2 + 88); const __m256 qv3 = _mm256_loadu_ps(q3 + 88);
-      { __m256 kv = attngen_i8_load_avx2(k0 + 88); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m256 kv = attngen_i8_load_avx2(k0 + 88); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = attngen_i8_load_avx2(k1 + 88); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 96); const __m256 qv1 = _mm256_loadu_ps(q1 + 96); const __m256 qv2 = _mm256_loadu_ps(q2 + 96); const __m256 qv3 = _mm256_loadu_ps(q3 + 96);
-      { __m256 kv = attngen_i8_load_avx2(k0 + 96); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m256 kv = attngen_i8_load_avx2(k0 + 96); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = attngen_i8_load_avx2(k1 + 96); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 104); const __m256 qv1 = _mm256_loadu_ps(q1 + 104); const __m256 qv2 = _mm256_loadu_ps(q2 + 104); const __m256 qv3 = _mm256_loadu_ps(q3 + 104);
-      { __m256 kv = attngen_i8_load_avx2(k0 + 104); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m256 kv = attngen_i8_load_avx2(k0 + 104); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = attngen_i8_load_avx2(k1 + 104); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 112); const __m256 qv1 = _mm256_loadu_ps(q1 + 112); const __m256 qv2 = _mm256_loadu_ps(q2 + 112); const __m256 qv3 = _mm256_loadu_ps(q3 + 112);
-      { __m256 kv = attngen_i8_load_avx2(k0 + 112); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m256 kv = attngen_i8_load_avx2(k0 + 112); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = attngen_i8_load_avx2(k1 + 112); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 120); const __m256 qv1 = _mm256_loadu_ps(q1 + 120); const __m256 qv2 = _mm256_loadu_ps(q2 + 120); const __m256 qv3 = _mm256_loadu_ps(q3 + 120);
-      { __m256 kv = attngen_i8_load_avx2(k0 + 120); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+      { __m256 kv = attngen_i8_load_avx2(k0 + 120); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+      { __m256 kv = attngen_i8_load_avx2(k1 + 120); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
     attngen_hsum4_avx2(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
-    s[0] *= ks0[0];
-    s[1] *= ks0[0];
-    s[2] *= ks0[0];
-    s[3] *= ks0[0];
+    attngen_hsum4_avx2(s + 256, acc0_1, acc1_1, acc2_1, acc3_1);
+    s[0] *= ks0[0]; s[256] *= ks1[0];
+    s[1] *= ks0[0]; s[257] *= ks1[0];
+    s[2] *= ks0[0]; s[258] *= ks1[0];
+    s[3] *= ks0[0]; s[259] *= ks1[0];
   }
 }
 
-/* S[r][j] = Q_r · K_j for 4 query rows and KB=1 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=2 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x1_t256_rowwise_int8__avx2(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x2_t256_rowwise_int8__avx2(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s)
 {
   const int8_t *restrict k0 = krow[0];
   const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 128;
     const float *restrict q2 = qp + 2 * 128;
     const float *restrict q3 = qp + 3 * 128;
-    __m256 acc0_0 = _mm256_setzero_ps();
-    __m256 acc1_0 = _mm256_setzero_ps();
-    __m256 acc2_0 = _mm256_setzero_ps();
-    __m256 acc3_0 = _mm256_setzero_ps();
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps();
+    __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps();
+    __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps();
     { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), ka2 = _mm256_setzero_ps(), ka3 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps(), kb2 = _mm256_setzero_ps(), kb3 = _mm256_setzero_ps();
       { const __m256 kv = attngen_i8_load_avx2(k0); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3), kv, ka3); }
       { const __m256 kv = attngen_i8_load_avx2(k0 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 8), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 8), kv, kb3); }
@@ -6543,35 +6149,69 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x1_t256_row
       { const __m256 kv = attngen_i8_load_avx2(k0 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 112), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 112), kv, ka3); }
       { const __m256 kv = attngen_i8_load_avx2(k0 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 120), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 120), kv, kb3); }
       acc0_0 = _mm256_add_ps(ka0, kb0); acc1_0 = _mm256_add_ps(ka1, kb1); acc2_0 = _mm256_add_ps(ka2, kb2); acc3_0 = _mm256_add_ps(ka3, kb3); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), ka2 = _mm256_setzero_ps(), ka3 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps(), kb2 = _mm256_setzero_ps(), kb3 = _mm256_setzero_ps();
+      { const __m256 kv = attngen_i8_load_avx2(k1); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3), kv, ka3); }
+      { const __m256 kv = attngen_i8_load_avx2(k1 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 8), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 8), kv, kb3); }
+      { const __m256 kv = attngen_i8_load_avx2(k1 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 16), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 16), kv, ka3); }
+      { const __m256 kv = attngen_i8_load_avx2(k1 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 24), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 24), kv, kb3); }
+      { const __m256 kv = attngen_i8_load_avx2(k1 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m256 kv = attngen_i8_load_avx2(k1 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 40), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 40), kv, kb3); }
+      { const __m256 kv = attngen_i8_load_avx2(k1 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 48), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 48), kv, ka3); }
+      { const __m256 kv = attngen_i8_load_avx2(k1 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 56), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 56), kv, kb3); }
+      { const __m256 kv = attngen_i8_load_avx2(k1 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m256 kv = attngen_i8_load_avx2(k1 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 72), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 72), kv, kb3); }
+      { const __m256 kv = attngen_i8_load_avx2(k1 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 80), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 80), kv, ka3); }
+      { const __m256 kv = attngen_i8_load_avx2(k1 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 88), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 88), kv, kb3); }
+      { const __m256 kv = attngen_i8_load_avx2(k1 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m256 kv = attngen_i8_load_avx2(k1 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 104), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 104), kv, kb3); }
+      { const __m256 kv = attngen_i8_load_avx2(k1 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 112), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 112), kv, ka3); }
+      { const __m256 kv = attngen_i8_load_avx2(k1 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 120), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 120), kv, kb3); }
+      acc0_1 = _mm256_add_ps(ka0, kb0); acc1_1 = _mm256_add_ps(ka1, kb1); acc2_1 = _mm256_add_ps(ka2, kb2); acc3_1 = _mm256_add_ps(ka3, kb3); }
     attngen_hsum4_avx2(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
-    s[0] *= ks0[0];
-    s[1] *= ks0[0];
-    s[2] *= ks0[0];
-    s[3] *= ks0[0];
+    attngen_hsum4_avx2(s + 256, acc0_1, acc1_1, acc2_1, acc3_1);
+    s[0] *= ks0[0]; s[256] *= ks1[0];
+    s[1] *= ks0[0]; s[257] *= ks1[0];
+    s[2] *= ks0[0]; s[258] *= ks1[0];
+    s[3] *= ks0[0]; s[259] *= ks1[0];
   }
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 256 + r * 1].
  * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_int8__avx2(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_int8__avx2(float *restrict pt, const float *restrict alpha,
     int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
+  /* one scale per V row (the vectors are the bare integers): each coefficient times its row's scale, once for
+   * every column block, in place (this call is the last to read these rows of P) */
+  for (int j = 0; j < n; ++j) {
+    const float sj = (vsc + j * vss)[0];
+    for (int r = 0; r < 4; ++r) pt[j * 256 + r] *= sj;
+  }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 8), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 16), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 8), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 16), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o), o0_1 = _mm256_loadu_ps(o + 8), o0_2 = _mm256_loadu_ps(o + 16);
+    __m256 o1_0 = _mm256_loadu_ps(o + os), o1_1 = _mm256_loadu_ps(o + os + 8), o1_2 = _mm256_loadu_ps(o + os + 16);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os), o2_1 = _mm256_loadu_ps(o + 2 * os + 8), o2_2 = _mm256_loadu_ps(o + 2 * os + 16);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os), o3_1 = _mm256_loadu_ps(o + 3 * os + 8), o3_2 = _mm256_loadu_ps(o + 3 * os + 16);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
       __m256 v0 = attngen_i8_load_avx2(vj), v1 = attngen_i8_load_avx2(vj + 8), v2 = attngen_i8_load_avx2(vj + 16); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
-      { const __m256 p = _mm256_set1_ps(pj[0] * vsj[0]); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
-      { const __m256 p = _mm256_set1_ps(pj[1] * vsj[0]); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
-      { const __m256 p = _mm256_set1_ps(pj[2] * vsj[0]); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
-      { const __m256 p = _mm256_set1_ps(pj[3] * vsj[0]); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); }
     }
     _mm256_storeu_ps(o, o0_0); _mm256_storeu_ps(o + 8, o0_1); _mm256_storeu_ps(o + 16, o0_2);
     _mm256_storeu_ps(o + os, o1_0); _mm256_storeu_ps(o + os + 8, o1_1); _mm256_storeu_ps(o + os + 16, o1_2);
@@ -6579,20 +6219,25 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_int8_
     _mm256_storeu_ps(o + 3 * os, o3_0); _mm256_storeu_ps(o + 3 * os + 8, o3_1); _mm256_storeu_ps(o + 3 * os + 16, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 24), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 32), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 40), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 24), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 32), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 40), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 24), o0_1 = _mm256_loadu_ps(o + 32), o0_2 = _mm256_loadu_ps(o + 40);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 24), o1_1 = _mm256_loadu_ps(o + os + 32), o1_2 = _mm256_loadu_ps(o + os + 40);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 24), o2_1 = _mm256_loadu_ps(o + 2 * os + 32), o2_2 = _mm256_loadu_ps(o + 2 * os + 40);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 24), o3_1 = _mm256_loadu_ps(o + 3 * os + 32), o3_2 = _mm256_loadu_ps(o + 3 * os + 40);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
       __m256 v0 = attngen_i8_load_avx2(vj + 24), v1 = attngen_i8_load_avx2(vj + 32), v2 = attngen_i8_load_avx2(vj + 40); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
-      { const __m256 p = _mm256_set1_ps(pj[0] * vsj[0]); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
-      { const __m256 p = _mm256_set1_ps(pj[1] * vsj[0]); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
-      { const __m256 p = _mm256_set1_ps(pj[2] * vsj[0]); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
-      { const __m256 p = _mm256_set1_ps(pj[3] * vsj[0]); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); }
     }
     _mm256_storeu_ps(o + 24, o0_0); _mm256_storeu_ps(o + 32, o0_1); _mm256_storeu_ps(o + 40, o0_2);
     _mm256_storeu_ps(o + os + 24, o1_0); _mm256_storeu_ps(o + os + 32, o1_1); _mm256_storeu_ps(o + os + 40, o1_2);
@@ -6600,20 +6245,25 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_int8_
     _mm256_storeu_ps(o + 3 * os + 24, o3_0); _mm256_storeu_ps(o + 3 * os + 32, o3_1); _mm256_storeu_ps(o + 3 * os + 40, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 64), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 64), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 48), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 56), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 64), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 48), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 56), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 64), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 48), o0_1 = _mm256_loadu_ps(o + 56), o0_2 = _mm256_loadu_ps(o + 64);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 48), o1_1 = _mm256_loadu_ps(o + os + 56), o1_2 = _mm256_loadu_ps(o + os + 64);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 48), o2_1 = _mm256_loadu_ps(o + 2 * os + 56), o2_2 = _mm256_loadu_ps(o + 2 * os + 64);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 48), o3_1 = _mm256_loadu_ps(o + 3 * os + 56), o3_2 = _mm256_loadu_ps(o + 3 * os + 64);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
       __m256 v0 = attngen_i8_load_avx2(vj + 48), v1 = attngen_i8_load_avx2(vj + 56), v2 = attngen_i8_load_avx2(vj + 64); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
-      { const __m256 p = _mm256_set1_ps(pj[0] * vsj[0]); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
-      { const __m256 p = _mm256_set1_ps(pj[1] * vsj[0]); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
-      { const __m256 p = _mm256_set1_ps(pj[2] * vsj[0]); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
-      { const __m256 p = _mm256_set1_ps(pj[3] * vsj[0]); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); }
     }
     _mm256_storeu_ps(o + 48, o0_0); _mm256_storeu_ps(o + 56, o0_1); _mm256_storeu_ps(o + 64, o0_2);
     _mm256_storeu_ps(o + os + 48, o1_0); _mm256_storeu_ps(o + os + 56, o1_1); _mm256_storeu_ps(o + os + 64, o1_2);
@@ -6621,20 +6271,25 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_int8_
     _mm256_storeu_ps(o + 3 * os + 48, o3_0); _mm256_storeu_ps(o + 3 * os + 56, o3_1); _mm256_storeu_ps(o + 3 * os + 64, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 72), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 72), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 80), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 88), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 72), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 80), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 88), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 72), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 80), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 88), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 72), o0_1 = _mm256_loadu_ps(o + 80), o0_2 = _mm256_loadu_ps(o + 88);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 72), o1_1 = _mm256_loadu_ps(o + os + 80), o1_2 = _mm256_loadu_ps(o + os + 88);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 72), o2_1 = _mm256_loadu_ps(o + 2 * os + 80), o2_2 = _mm256_loadu_ps(o + 2 * os + 88);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 72), o3_1 = _mm256_loadu_ps(o + 3 * os + 80), o3_2 = _mm256_loadu_ps(o + 3 * os + 88);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
       __m256 v0 = attngen_i8_load_avx2(vj + 72), v1 = attngen_i8_load_avx2(vj + 80), v2 = attngen_i8_load_avx2(vj + 88); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
-      { const __m256 p = _mm256_set1_ps(pj[0] * vsj[0]); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
-      { const __m256 p = _mm256_set1_ps(pj[1] * vsj[0]); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
-      { const __m256 p = _mm256_set1_ps(pj[2] * vsj[0]); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
-      { const __m256 p = _mm256_set1_ps(pj[3] * vsj[0]); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); }
     }
     _mm256_storeu_ps(o + 72, o0_0); _mm256_storeu_ps(o + 80, o0_1); _mm256_storeu_ps(o + 88, o0_2);
     _mm256_storeu_ps(o + os + 72, o1_0); _mm256_storeu_ps(o + os + 80, o1_1); _mm256_storeu_ps(o + os + 88, o1_2);
@@ -6642,20 +6297,25 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_int8_
     _mm256_storeu_ps(o + 3 * os + 72, o3_0); _mm256_storeu_ps(o + 3 * os + 80, o3_1); _mm256_storeu_ps(o + 3 * os + 88, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 96), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 104), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 96), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 104), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 112), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 96), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 104), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 112), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 96), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 104), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 112), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 96), o0_1 = _mm256_loadu_ps(o + 104), o0_2 = _mm256_loadu_ps(o + 112);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 96), o1_1 = _mm256_loadu_ps(o + os + 104), o1_2 = _mm256_loadu_ps(o + os + 112);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 96), o2_1 = _mm256_loadu_ps(o + 2 * os + 104), o2_2 = _mm256_loadu_ps(o + 2 * os + 112);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 96), o3_1 = _mm256_loadu_ps(o + 3 * os + 104), o3_2 = _mm256_loadu_ps(o + 3 * os + 112);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
       __m256 v0 = attngen_i8_load_avx2(vj + 96), v1 = attngen_i8_load_avx2(vj + 104), v2 = attngen_i8_load_avx2(vj + 112); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
-      { const __m256 p = _mm256_set1_ps(pj[0] * vsj[0]); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
-      { const __m256 p = _mm256_set1_ps(pj[1] * vsj[0]); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
-      { const __m256 p = _mm256_set1_ps(pj[2] * vsj[0]); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
-      { const __m256 p = _mm256_set1_ps(pj[3] * vsj[0]); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); }
     }
     _mm256_storeu_ps(o + 96, o0_0); _mm256_storeu_ps(o + 104, o0_1); _mm256_storeu_ps(o + 112, o0_2);
     _mm256_storeu_ps(o + os + 96, o1_0); _mm256_storeu_ps(o + os + 104, o1_1); _mm256_storeu_ps(o + os + 112, o1_2);
@@ -6663,20 +6323,25 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_int8_
     _mm256_storeu_ps(o + 3 * os + 96, o3_0); _mm256_storeu_ps(o + 3 * os + 104, o3_1); _mm256_storeu_ps(o + 3 * os + 112, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 120), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 120), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 120), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 120);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 120);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 120);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 120);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
       __m256 v0 = attngen_i8_load_avx2(vj + 120); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX2(v0);
-      { const __m256 p = _mm256_set1_ps(pj[0] * vsj[0]); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); }
-      { const __m256 p = _mm256_set1_ps(pj[1] * vsj[0]); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); }
-      { const __m256 p = _mm256_set1_ps(pj[2] * vsj[0]); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); }
-      { const __m256 p = _mm256_set1_ps(pj[3] * vsj[0]); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); }
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); }
     }
     _mm256_storeu_ps(o + 120, o0_0);
     _mm256_storeu_ps(o + os + 120, o1_0);
@@ -6686,37 +6351,52 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_int8_
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 256 + r * 1].
  * Column blocks of 64 floats keep 16 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x64_t256_int8__avx2(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x64_t256_int8__avx2(float *restrict pt, const float *restrict alpha,
     int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
+  /* one scale per V row (the vectors are the bare integers): each coefficient times its row's scale, once for
+   * every column block, in place (this call is the last to read these rows of P) */
+  for (int j = 0; j < n; ++j) {
+    const float sj = (vsc + j * vss)[0];
+    for (int r = 0; r < 2; ++r) pt[j * 256 + r] *= sj;
+  }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), _mm256_broadcast_ss(alpha + 1)), o1_4 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), _mm256_broadcast_ss(alpha + 1)), o1_5 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), _mm256_broadcast_ss(alpha + 1)), o1_6 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), _mm256_broadcast_ss(alpha + 1)), o1_7 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o), o0_1 = _mm256_loadu_ps(o + 8), o0_2 = _mm256_loadu_ps(o + 16), o0_3 = _mm256_loadu_ps(o + 24), o0_4 = _mm256_loadu_ps(o + 32), o0_5 = _mm256_loadu_ps(o + 40), o0_6 = _mm256_loadu_ps(o + 48), o0_7 = _mm256_loadu_ps(o + 56);
+    __m256 o1_0 = _mm256_loadu_ps(o + os), o1_1 = _mm256_loadu_ps(o + os + 8), o1_2 = _mm256_loadu_ps(o + os + 16), o1_3 = _mm256_loadu_ps(o + os + 24), o1_4 = _mm256_loadu_ps(o + os + 32), o1_5 = _mm256_loadu_ps(o + os + 40), o1_6 = _mm256_loadu_ps(o + os + 48), o1_7 = _mm256_loadu_ps(o + os + 56);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); o0_4 = _mm256_mul_ps(o0_4, a); o0_5 = _mm256_mul_ps(o0_5, a); o0_6 = _mm256_mul_ps(o0_6, a); o0_7 = _mm256_mul_ps(o0_7, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); o1_4 = _mm256_mul_ps(o1_4, a); o1_5 = _mm256_mul_ps(o1_5, a); o1_6 = _mm256_mul_ps(o1_6, a); o1_7 = _mm256_mul_ps(o1_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
       __m256 v0 = attngen_i8_load_avx2(vj), v1 = attngen_i8_load_avx2(vj + 8), v2 = attngen_i8_load_avx2(vj + 16), v3 = attngen_i8_load_avx2(vj + 24), v4 = attngen_i8_load_avx2(vj + 32), v5 = attngen_i8_load_avx2(vj + 40), v6 = attngen_i8_load_avx2(vj + 48), v7 = attngen_i8_load_avx2(vj + 56); /* in registers: each is used by 2 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3); ATTNGEN_PIN_AVX2(v4); ATTNGEN_PIN_AVX2(v5); ATTNGEN_PIN_AVX2(v6); ATTNGEN_PIN_AVX2(v7);
-      { const __m256 p = _mm256_set1_ps(pj[0] * vsj[0]); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); o0_4 = _mm256_fmadd_ps(p, v4, o0_4); o0_5 = _mm256_fmadd_ps(p, v5, o0_5); o0_6 = _mm256_fmadd_ps(p, v6, o0_6); o0_7 = _mm256_fmadd_ps(p, v7, o0_7); }
-      { const __m256 p = _mm256_set1_ps(pj[1] * vsj[0]); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); o1_4 = _mm256_fmadd_ps(p, v4, o1_4); o1_5 = _mm256_fmadd_ps(p, v5, o1_5); o1_6 = _mm256_fmadd_ps(p, v6, o1_6); o1_7 = _mm256_fmadd_ps(p, v7, o1_7); }
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); o0_4 = _mm256_fmadd_ps(p, v4, o0_4); o0_5 = _mm256_fmadd_ps(p, v5, o0_5); o0_6 = _mm256_fmadd_ps(p, v6, o0_6); o0_7 = _mm256_fmadd_ps(p, v7, o0_7); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); o1_4 = _mm256_fmadd_ps(p, v4, o1_4); o1_5 = _mm256_fmadd_ps(p, v5, o1_5); o1_6 = _mm256_fmadd_ps(p, v6, o1_6); o1_7 = _mm256_fmadd_ps(p, v7, o1_7); }
     }
     _mm256_storeu_ps(o, o0_0); _mm256_storeu_ps(o + 8, o0_1); _mm256_storeu_ps(o + 16, o0_2); _mm256_storeu_ps(o + 24, o0_3); _mm256_storeu_ps(o + 32, o0_4); _mm256_storeu_ps(o + 40, o0_5); _mm256_storeu_ps(o + 48, o0_6); _mm256_storeu_ps(o + 56, o0_7);
     _mm256_storeu_ps(o + os, o1_0); _mm256_storeu_ps(o + os + 8, o1_1); _mm256_storeu_ps(o + os + 16, o1_2); _mm256_storeu_ps(o + os + 24, o1_3); _mm256_storeu_ps(o + os + 32, o1_4); _mm256_storeu_ps(o + os + 40, o1_5); _mm256_storeu_ps(o + os + 48, o1_6); _mm256_storeu_ps(o + os + 56, o1_7);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 64), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 72), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 96), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 104), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 64), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 72), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 80), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 88), _mm256_broadcast_ss(alpha + 1)), o1_4 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 96), _mm256_broadcast_ss(alpha + 1)), o1_5 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 104), _mm256_broadcast_ss(alpha + 1)), o1_6 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 112), _mm256_broadcast_ss(alpha + 1)), o1_7 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 120), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o + 64), o0_1 = _mm256_loadu_ps(o + 72), o0_2 = _mm256_loadu_ps(o + 80), o0_3 = _mm256_loadu_ps(o + 88), o0_4 = _mm256_loadu_ps(o + 96), o0_5 = _mm256_loadu_ps(o + 104), o0_6 = _mm256_loadu_ps(o + 112), o0_7 = _mm256_loadu_ps(o + 120);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 64), o1_1 = _mm256_loadu_ps(o + os + 72), o1_2 = _mm256_loadu_ps(o + os + 80), o1_3 = _mm256_loadu_ps(o + os + 88), o1_4 = _mm256_loadu_ps(o + os + 96), o1_5 = _mm256_loadu_ps(o + os + 104), o1_6 = _mm256_loadu_ps(o + os + 112), o1_7 = _mm256_loadu_ps(o + os + 120);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); o0_4 = _mm256_mul_ps(o0_4, a); o0_5 = _mm256_mul_ps(o0_5, a); o0_6 = _mm256_mul_ps(o0_6, a); o0_7 = _mm256_mul_ps(o0_7, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); o1_4 = _mm256_mul_ps(o1_4, a); o1_5 = _mm256_mul_ps(o1_5, a); o1_6 = _mm256_mul_ps(o1_6, a); o1_7 = _mm256_mul_ps(o1_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
       __m256 v0 = attngen_i8_load_avx2(vj + 64), v1 = attngen_i8_load_avx2(vj + 72), v2 = attngen_i8_load_avx2(vj + 80), v3 = attngen_i8_load_avx2(vj + 88), v4 = attngen_i8_load_avx2(vj + 96), v5 = attngen_i8_load_avx2(vj + 104), v6 = attngen_i8_load_avx2(vj + 112), v7 = attngen_i8_load_avx2(vj + 120); /* in registers: each is used by 2 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3); ATTNGEN_PIN_AVX2(v4); ATTNGEN_PIN_AVX2(v5); ATTNGEN_PIN_AVX2(v6); ATTNGEN_PIN_AVX2(v7);
-      { const __m256 p = _mm256_set1_ps(pj[0] * vsj[0]); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); o0_4 = _mm256_fmadd_ps(p, v4, o0_4); o0_5 = _mm256_fmadd_ps(p, v5, o0_5); o0_6 = _mm256_fmadd_ps(p, v6, o0_6); o0_7 = _mm256_fmadd_ps(p, v7, o0_7); }
-      { const __m256 p = _mm256_set1_ps(pj[1] * vsj[0]); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); o1_4 = _mm256_fmadd_ps(p, v4, o1_4); o1_5 = _mm256_fmadd_ps(p, v5, o1_5); o1_6 = _mm256_fmadd_ps(p, v6, o1_6); o1_7 = _mm256_fmadd_ps(p, v7, o1_7); }
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); o0_4 = _mm256_fmadd_ps(p, v4, o0_4); o0_5 = _mm256_fmadd_ps(p, v5, o0_5); o0_6 = _mm256_fmadd_ps(p, v6, o0_6); o0_7 = _mm256_fmadd_ps(p, v7, o0_7); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); o1_4 = _mm256_fmadd_ps(p, v4, o1_4); o1_5 = _mm256_fmadd_ps(p, v5, o1_5); o1_6 = _mm256_fmadd_ps(p, v6, o1_6); o1_7 = _mm256_fmadd_ps(p, v7, o1_7); }
     }
     _mm256_storeu_ps(o + 64, o0_0); _mm256_storeu_ps(o + 72, o0_1); _mm256_storeu_ps(o + 80, o0_2); _mm256_storeu_ps(o + 88, o0_3); _mm256_storeu_ps(o + 96, o0_4); _mm256_storeu_ps(o + 104, o0_5); _mm256_storeu_ps(o + 112, o0_6); _mm256_storeu_ps(o + 120, o0_7);
     _mm256_storeu_ps(o + os + 64, o1_0); _mm256_storeu_ps(o + os + 72, o1_1); _mm256_storeu_ps(o + os + 80, o1_2); _mm256_storeu_ps(o + os + 88, o1_3); _mm256_storeu_ps(o + os + 96, o1_4); _mm256_storeu_ps(o + os + 104, o1_5); _mm256_storeu_ps(o + os + 112, o1_6); _mm256_storeu_ps(o + os + 120, o1_7);
@@ -7094,7 +6774,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_prefill__avx2(c
   }
 }
 
-/* attn_h32_kv8_d128_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+/* attn_h32_kv8_d128_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -7181,7 +6861,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 1);
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
     for (int j = 0; j < 128; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -7200,8 +6880,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
   const int contig = ks == 128 && vs == 128;
   const int nk = contig ? 128 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 128 * (int)sizeof(*a->k));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -7211,7 +6892,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 2 in order. Else: blocks of 2, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
@@ -7224,7 +6905,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -7245,28 +6927,29 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j0 = 0; j0 < n; j0 += 2) {
+          const float *krow[2];
+          for (int j = 0; j < 2; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 1 <= rows; r0 += 1)
-            attngen_qkdot_d128_1x8_t256_rowwise__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x2_t256_rowwise__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 2) {
+        ptrdiff_t koff[2]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 2; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          const float *krow[2];
+          for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 2 ? kend - tk : j0 + 2; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -7278,8 +6961,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
             }
           }
           int r0 = 0;
-          for (; r0 + 1 <= rows; r0 += 1)
-            attngen_qkdot_d128_1x8_t256__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x2_t256__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -7318,7 +7001,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -7369,7 +7053,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
   }
 }
 
-/* attn_h32_kv8_d128_causal_decode_f16__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+/* attn_h32_kv8_d128_causal_decode_f16__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_decode_f16__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -7449,7 +7133,7 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_decode_f16__avx2(c
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 1);
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
     for (int j = 0; j < 128; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -7468,8 +7152,9 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_decode_f16__avx2(c
   const int contig = ks == 128 && vs == 128;
   const int nk = contig ? 128 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 128 * (int)sizeof(*(const uint16_t *)a->k_f16));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -7479,35 +7164,36 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_decode_f16__avx2(c
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 2 in order. Else: blocks of 2, block after
      * block, each block's token rows head after head. */
     const uint16_t *kbase = (const uint16_t *)a->k_f16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const uint16_t *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
-          const uint16_t *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j0 = 0; j0 < n; j0 += 2) {
+          const uint16_t *krow[2];
+          for (int j = 0; j < 2; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 1 <= rows; r0 += 1)
-            attngen_qkdot_d128_1x8_t256_rowwise_f16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x2_t256_rowwise_f16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 2) {
+        ptrdiff_t koff[2]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 2; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
-          const uint16_t *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          const uint16_t *krow[2];
+          for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 2 ? kend - tk : j0 + 2; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const uint16_t *rb = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : (const uint16_t *)a->k_f16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -7519,8 +7205,8 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_decode_f16__avx2(c
             }
           }
           int r0 = 0;
-          for (; r0 + 1 <= rows; r0 += 1)
-            attngen_qkdot_d128_1x8_t256_f16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x2_t256_f16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -7559,7 +7245,8 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_decode_f16__avx2(c
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const uint16_t *rb = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -7610,7 +7297,7 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_decode_f16__avx2(c
   }
 }
 
-/* attn_h32_kv8_d128_causal_decode_bf16__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+/* attn_h32_kv8_d128_causal_decode_bf16__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_bf16__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -7690,7 +7377,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_bf16__avx2(const
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 1);
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
     for (int j = 0; j < 128; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -7709,8 +7396,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_bf16__avx2(const
   const int contig = ks == 128 && vs == 128;
   const int nk = contig ? 128 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 128 * (int)sizeof(*(const uint16_t *)a->k_bf16));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -7720,35 +7408,36 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_bf16__avx2(const
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 2 in order. Else: blocks of 2, block after
      * block, each block's token rows head after head. */
     const uint16_t *kbase = (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const uint16_t *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
-          const uint16_t *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j0 = 0; j0 < n; j0 += 2) {
+          const uint16_t *krow[2];
+          for (int j = 0; j < 2; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 1 <= rows; r0 += 1)
-            attngen_qkdot_d128_1x8_t256_rowwise_bf16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x2_t256_rowwise_bf16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 2) {
+        ptrdiff_t koff[2]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 2; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
-          const uint16_t *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          const uint16_t *krow[2];
+          for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 2 ? kend - tk : j0 + 2; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const uint16_t *rb = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -7760,8 +7449,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_bf16__avx2(const
             }
           }
           int r0 = 0;
-          for (; r0 + 1 <= rows; r0 += 1)
-            attngen_qkdot_d128_1x8_t256_bf16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x2_t256_bf16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -7800,7 +7489,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_bf16__avx2(const
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const uint16_t *rb = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -7851,7 +7541,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_bf16__avx2(const
   }
 }
 
-/* attn_h32_kv8_d128_causal_decode_int8__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x1 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+/* attn_h32_kv8_d128_causal_decode_int8__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_int8__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -7950,8 +7640,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_int8__avx2(const
   const int contig = ks == 128 && vs == 128;
   const int nk = contig ? 128 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 128 * (int)sizeof(*(const int8_t *)a->k_i8));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -7961,7 +7652,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_int8__avx2(const
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 1 in order. Else: blocks of 1, block after
+     * Contiguous rows: head after head, each head's blocks of 2 in order. Else: blocks of 2, block after
      * block, each block's token rows head after head. */
     const int8_t *kbase = (const int8_t *)a->k_i8 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
@@ -7971,32 +7662,33 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_int8__avx2(const
         const float *restrict qt = state + hh * state_floats;
         const int8_t *kh = kbase + hh * a->k_stride.head;
         const float *ksh = ksbase + hh * a->k_scale_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 1) {
-          const int8_t *krow[1];
-          for (int j = 0; j < 1; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-          const float *ksrow[1];
-          for (int j = 0; j < 1; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+        for (int j0 = 0; j0 < n; j0 += 2) {
+          const int8_t *krow[2];
+          for (int j = 0; j < 2; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *ksrow[2];
+          for (int j = 0; j < 2; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d128_4x1_t256_rowwise_int8__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_4x2_t256_rowwise_int8__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 1) {
-        ptrdiff_t koff[1]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 1; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        ptrdiff_t ksoff[1]; /* and their scales' */
-        for (int j = 0; j < 1; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+      for (int j0 = 0; j0 < n; j0 += 2) {
+        ptrdiff_t koff[2]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 2; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t ksoff[2]; /* and their scales' */
+        for (int j = 0; j < 2; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
-          const int8_t *krow[1];
-          for (int j = 0; j < 1; ++j) krow[j] = kh + koff[j];
+          const int8_t *krow[2];
+          for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 1 ? kend - tk : j0 + 1; /* rows past the sequence's end: none */
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 2 ? kend - tk : j0 + 2; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -8012,11 +7704,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_int8__avx2(const
             }
           }
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
-          const float *ksrow[1];
-          for (int j = 0; j < 1; ++j) ksrow[j] = ksh + ksoff[j];
+          const float *ksrow[2];
+          for (int j = 0; j < 2; ++j) ksrow[j] = ksh + ksoff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d128_4x1_t256_int8__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_4x2_t256_int8__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -8055,7 +7747,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_int8__avx2(const
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -8111,7 +7804,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_int8__avx2(const
   }
 }
 
-/* attn_h32_kv8_d128_causal_padding_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+/* attn_h32_kv8_d128_causal_padding_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -8198,7 +7891,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 1);
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
     for (int j = 0; j < 128; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -8218,8 +7911,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
   const int contig = ks == 128 && vs == 128;
   const int nk = contig ? 128 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 128 * (int)sizeof(*a->k));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -8229,7 +7923,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 2 in order. Else: blocks of 2, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
@@ -8242,7 +7936,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -8263,28 +7958,29 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j0 = 0; j0 < n; j0 += 2) {
+          const float *krow[2];
+          for (int j = 0; j < 2; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 1 <= rows; r0 += 1)
-            attngen_qkdot_d128_1x8_t256_rowwise__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x2_t256_rowwise__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 2) {
+        ptrdiff_t koff[2]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 2; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          const float *krow[2];
+          for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 2 ? kend - tk : j0 + 2; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -8296,8 +7992,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
             }
           }
           int r0 = 0;
-          for (; r0 + 1 <= rows; r0 += 1)
-            attngen_qkdot_d128_1x8_t256__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x2_t256__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -8336,7 +8032,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -8387,7 +8084,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
   }
 }
 
-/* attn_h32_kv8_d128_causal_padding_decode_f16__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+/* attn_h32_kv8_d128_causal_padding_decode_f16__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_padding_decode_f16__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -8467,7 +8164,7 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_padding_decode_f16
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 1);
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
     for (int j = 0; j < 128; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -8487,8 +8184,9 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_padding_decode_f16
   const int contig = ks == 128 && vs == 128;
   const int nk = contig ? 128 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 128 * (int)sizeof(*(const uint16_t *)a->k_f16));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -8498,35 +8196,36 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_padding_decode_f16
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 2 in order. Else: blocks of 2, block after
      * block, each block's token rows head after head. */
     const uint16_t *kbase = (const uint16_t *)a->k_f16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const uint16_t *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
-          const uint16_t *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j0 = 0; j0 < n; j0 += 2) {
+          const uint16_t *krow[2];
+          for (int j = 0; j < 2; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 1 <= rows; r0 += 1)
-            attngen_qkdot_d128_1x8_t256_rowwise_f16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x2_t256_rowwise_f16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 2) {
+        ptrdiff_t koff[2]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 2; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
-          const uint16_t *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          const uint16_t *krow[2];
+          for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 2 ? kend - tk : j0 + 2; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const uint16_t *rb = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : (const uint16_t *)a->k_f16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -8538,8 +8237,8 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_padding_decode_f16
             }
           }
           int r0 = 0;
-          for (; r0 + 1 <= rows; r0 += 1)
-            attngen_qkdot_d128_1x8_t256_f16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x2_t256_f16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -8578,7 +8277,8 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_padding_decode_f16
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const uint16_t *rb = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -8629,7 +8329,7 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_padding_decode_f16
   }
 }
 
-/* attn_h32_kv8_d128_causal_padding_decode_bf16__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+/* attn_h32_kv8_d128_causal_padding_decode_bf16__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_bf16__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -8709,7 +8409,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_bf16__av
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 1);
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
     for (int j = 0; j < 128; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -8729,8 +8429,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_bf16__av
   const int contig = ks == 128 && vs == 128;
   const int nk = contig ? 128 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 128 * (int)sizeof(*(const uint16_t *)a->k_bf16));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -8740,35 +8441,36 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_bf16__av
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 2 in order. Else: blocks of 2, block after
      * block, each block's token rows head after head. */
     const uint16_t *kbase = (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const uint16_t *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
-          const uint16_t *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j0 = 0; j0 < n; j0 += 2) {
+          const uint16_t *krow[2];
+          for (int j = 0; j < 2; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 1 <= rows; r0 += 1)
-            attngen_qkdot_d128_1x8_t256_rowwise_bf16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x2_t256_rowwise_bf16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 2) {
+        ptrdiff_t koff[2]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 2; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
-          const uint16_t *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          const uint16_t *krow[2];
+          for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 2 ? kend - tk : j0 + 2; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const uint16_t *rb = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -8780,8 +8482,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_bf16__av
             }
           }
           int r0 = 0;
-          for (; r0 + 1 <= rows; r0 += 1)
-            attngen_qkdot_d128_1x8_t256_bf16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x2_t256_bf16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -8820,7 +8522,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_bf16__av
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const uint16_t *rb = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -8871,7 +8574,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_bf16__av
   }
 }
 
-/* attn_h32_kv8_d128_causal_padding_decode_int8__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x1 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+/* attn_h32_kv8_d128_causal_padding_decode_int8__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_int8__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -8971,8 +8674,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_int8__av
   const int contig = ks == 128 && vs == 128;
   const int nk = contig ? 128 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 128 * (int)sizeof(*(const int8_t *)a->k_i8));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -8982,7 +8686,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_int8__av
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 1 in order. Else: blocks of 1, block after
+     * Contiguous rows: head after head, each head's blocks of 2 in order. Else: blocks of 2, block after
      * block, each block's token rows head after head. */
     const int8_t *kbase = (const int8_t *)a->k_i8 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
@@ -8992,32 +8696,33 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_int8__av
         const float *restrict qt = state + hh * state_floats;
         const int8_t *kh = kbase + hh * a->k_stride.head;
         const float *ksh = ksbase + hh * a->k_scale_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 1) {
-          const int8_t *krow[1];
-          for (int j = 0; j < 1; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-          const float *ksrow[1];
-          for (int j = 0; j < 1; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+        for (int j0 = 0; j0 < n; j0 += 2) {
+          const int8_t *krow[2];
+          for (int j = 0; j < 2; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *ksrow[2];
+          for (int j = 0; j < 2; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d128_4x1_t256_rowwise_int8__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_4x2_t256_rowwise_int8__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 1) {
-        ptrdiff_t koff[1]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 1; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        ptrdiff_t ksoff[1]; /* and their scales' */
-        for (int j = 0; j < 1; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+      for (int j0 = 0; j0 < n; j0 += 2) {
+        ptrdiff_t koff[2]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 2; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t ksoff[2]; /* and their scales' */
+        for (int j = 0; j < 2; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
-          const int8_t *krow[1];
-          for (int j = 0; j < 1; ++j) krow[j] = kh + koff[j];
+          const int8_t *krow[2];
+          for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 1 ? kend - tk : j0 + 1; /* rows past the sequence's end: none */
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 2 ? kend - tk : j0 + 2; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -9033,11 +8738,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_int8__av
             }
           }
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
-          const float *ksrow[1];
-          for (int j = 0; j < 1; ++j) ksrow[j] = ksh + ksoff[j];
+          const float *ksrow[2];
+          for (int j = 0; j < 2; ++j) ksrow[j] = ksh + ksoff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d128_4x1_t256_int8__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_4x2_t256_int8__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -9076,7 +8781,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_int8__av
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -9242,22 +8948,35 @@ static ATTNGEN_NOINLINE void attngen_qk_d128_16x5_s96__neon(const float *restric
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 8 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 96 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 96 + r * 1].
  * Column blocks of 8 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_panel_8x8_s96__neon(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f || alpha[4] != 1.0f || alpha[5] != 1.0f || alpha[6] != 1.0f || alpha[7] != 1.0f;
   int c0 = 0;
   for (; c0 + 8 <= 8; c0 += 8)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + c0 + 4), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + c0 + 4), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + c0 + 4), vld1q_dup_f32(alpha + 3));
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), vld1q_dup_f32(alpha + 4)), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + c0 + 4), vld1q_dup_f32(alpha + 4));
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), vld1q_dup_f32(alpha + 5)), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + c0 + 4), vld1q_dup_f32(alpha + 5));
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), vld1q_dup_f32(alpha + 6)), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + c0 + 4), vld1q_dup_f32(alpha + 6));
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), vld1q_dup_f32(alpha + 7)), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + c0 + 4), vld1q_dup_f32(alpha + 7));
+    float32x4_t o0_0 = vld1q_f32(o + c0), o0_1 = vld1q_f32(o + c0 + 4);
+    float32x4_t o1_0 = vld1q_f32(o + os + c0), o1_1 = vld1q_f32(o + os + c0 + 4);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + c0), o2_1 = vld1q_f32(o + 2 * os + c0 + 4);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + c0), o3_1 = vld1q_f32(o + 3 * os + c0 + 4);
+    float32x4_t o4_0 = vld1q_f32(o + 4 * os + c0), o4_1 = vld1q_f32(o + 4 * os + c0 + 4);
+    float32x4_t o5_0 = vld1q_f32(o + 5 * os + c0), o5_1 = vld1q_f32(o + 5 * os + c0 + 4);
+    float32x4_t o6_0 = vld1q_f32(o + 6 * os + c0), o6_1 = vld1q_f32(o + 6 * os + c0 + 4);
+    float32x4_t o7_0 = vld1q_f32(o + 7 * os + c0), o7_1 = vld1q_f32(o + 7 * os + c0 + 4);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 4); o4_0 = vmulq_f32(o4_0, a); o4_1 = vmulq_f32(o4_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 5); o5_0 = vmulq_f32(o5_0, a); o5_1 = vmulq_f32(o5_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 6); o6_0 = vmulq_f32(o6_0, a); o6_1 = vmulq_f32(o6_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 7); o7_0 = vmulq_f32(o7_0, a); o7_1 = vmulq_f32(o7_1, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
@@ -9282,14 +9001,24 @@ static ATTNGEN_NOINLINE void attngen_pv_panel_8x8_s96__neon(const float *restric
   }
   for (; c0 + 4 <= 8; c0 += 4)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), vld1q_dup_f32(alpha + 3));
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), vld1q_dup_f32(alpha + 4));
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), vld1q_dup_f32(alpha + 5));
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), vld1q_dup_f32(alpha + 6));
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), vld1q_dup_f32(alpha + 7));
+    float32x4_t o0_0 = vld1q_f32(o + c0);
+    float32x4_t o1_0 = vld1q_f32(o + os + c0);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + c0);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + c0);
+    float32x4_t o4_0 = vld1q_f32(o + 4 * os + c0);
+    float32x4_t o5_0 = vld1q_f32(o + 5 * os + c0);
+    float32x4_t o6_0 = vld1q_f32(o + 6 * os + c0);
+    float32x4_t o7_0 = vld1q_f32(o + 7 * os + c0);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 4); o4_0 = vmulq_f32(o4_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 5); o5_0 = vmulq_f32(o5_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 6); o6_0 = vmulq_f32(o6_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 7); o7_0 = vmulq_f32(o7_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
@@ -9670,16 +9399,25 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_t256_rowwise__neon(const flo
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 256 + r * 1].
  * Column blocks of 16 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256__neon(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 12), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 4), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 8), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 12), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 4), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 8), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 12), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 4), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 8), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 12), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o), o0_1 = vld1q_f32(o + 4), o0_2 = vld1q_f32(o + 8), o0_3 = vld1q_f32(o + 12);
+    float32x4_t o1_0 = vld1q_f32(o + os), o1_1 = vld1q_f32(o + os + 4), o1_2 = vld1q_f32(o + os + 8), o1_3 = vld1q_f32(o + os + 12);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os), o2_1 = vld1q_f32(o + 2 * os + 4), o2_2 = vld1q_f32(o + 2 * os + 8), o2_3 = vld1q_f32(o + 2 * os + 12);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os), o3_1 = vld1q_f32(o + 3 * os + 4), o3_2 = vld1q_f32(o + 3 * os + 8), o3_3 = vld1q_f32(o + 3 * os + 12);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -9695,10 +9433,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256__neon(const float *restri
     vst1q_f32(o + 3 * os, o3_0); vst1q_f32(o + 3 * os + 4, o3_1); vst1q_f32(o + 3 * os + 8, o3_2); vst1q_f32(o + 3 * os + 12, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 16), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 20), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 24), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 28), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 16), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 20), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 24), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 28), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 16), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 20), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 24), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 28), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 16), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 20), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 24), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 28), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 16), o0_1 = vld1q_f32(o + 20), o0_2 = vld1q_f32(o + 24), o0_3 = vld1q_f32(o + 28);
+    float32x4_t o1_0 = vld1q_f32(o + os + 16), o1_1 = vld1q_f32(o + os + 20), o1_2 = vld1q_f32(o + os + 24), o1_3 = vld1q_f32(o + os + 28);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 16), o2_1 = vld1q_f32(o + 2 * os + 20), o2_2 = vld1q_f32(o + 2 * os + 24), o2_3 = vld1q_f32(o + 2 * os + 28);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 16), o3_1 = vld1q_f32(o + 3 * os + 20), o3_2 = vld1q_f32(o + 3 * os + 24), o3_3 = vld1q_f32(o + 3 * os + 28);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -9714,10 +9458,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256__neon(const float *restri
     vst1q_f32(o + 3 * os + 16, o3_0); vst1q_f32(o + 3 * os + 20, o3_1); vst1q_f32(o + 3 * os + 24, o3_2); vst1q_f32(o + 3 * os + 28, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 32), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 36), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 40), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 44), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 32), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 36), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 40), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 44), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 32), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 36), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 40), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 44), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 32), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 36), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 40), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 44), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 32), o0_1 = vld1q_f32(o + 36), o0_2 = vld1q_f32(o + 40), o0_3 = vld1q_f32(o + 44);
+    float32x4_t o1_0 = vld1q_f32(o + os + 32), o1_1 = vld1q_f32(o + os + 36), o1_2 = vld1q_f32(o + os + 40), o1_3 = vld1q_f32(o + os + 44);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 32), o2_1 = vld1q_f32(o + 2 * os + 36), o2_2 = vld1q_f32(o + 2 * os + 40), o2_3 = vld1q_f32(o + 2 * os + 44);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 32), o3_1 = vld1q_f32(o + 3 * os + 36), o3_2 = vld1q_f32(o + 3 * os + 40), o3_3 = vld1q_f32(o + 3 * os + 44);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -9733,10 +9483,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256__neon(const float *restri
     vst1q_f32(o + 3 * os + 32, o3_0); vst1q_f32(o + 3 * os + 36, o3_1); vst1q_f32(o + 3 * os + 40, o3_2); vst1q_f32(o + 3 * os + 44, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 48), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 52), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 56), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 60), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 48), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 52), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 56), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 60), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 48), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 52), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 56), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 60), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 48), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 52), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 56), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 60), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 48), o0_1 = vld1q_f32(o + 52), o0_2 = vld1q_f32(o + 56), o0_3 = vld1q_f32(o + 60);
+    float32x4_t o1_0 = vld1q_f32(o + os + 48), o1_1 = vld1q_f32(o + os + 52), o1_2 = vld1q_f32(o + os + 56), o1_3 = vld1q_f32(o + os + 60);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 48), o2_1 = vld1q_f32(o + 2 * os + 52), o2_2 = vld1q_f32(o + 2 * os + 56), o2_3 = vld1q_f32(o + 2 * os + 60);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 48), o3_1 = vld1q_f32(o + 3 * os + 52), o3_2 = vld1q_f32(o + 3 * os + 56), o3_3 = vld1q_f32(o + 3 * os + 60);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -9752,10 +9508,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256__neon(const float *restri
     vst1q_f32(o + 3 * os + 48, o3_0); vst1q_f32(o + 3 * os + 52, o3_1); vst1q_f32(o + 3 * os + 56, o3_2); vst1q_f32(o + 3 * os + 60, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 64), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 68), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 72), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 76), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 64), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 68), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 72), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 76), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 64), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 68), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 72), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 76), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 64), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 68), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 72), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 76), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 64), o0_1 = vld1q_f32(o + 68), o0_2 = vld1q_f32(o + 72), o0_3 = vld1q_f32(o + 76);
+    float32x4_t o1_0 = vld1q_f32(o + os + 64), o1_1 = vld1q_f32(o + os + 68), o1_2 = vld1q_f32(o + os + 72), o1_3 = vld1q_f32(o + os + 76);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 64), o2_1 = vld1q_f32(o + 2 * os + 68), o2_2 = vld1q_f32(o + 2 * os + 72), o2_3 = vld1q_f32(o + 2 * os + 76);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 64), o3_1 = vld1q_f32(o + 3 * os + 68), o3_2 = vld1q_f32(o + 3 * os + 72), o3_3 = vld1q_f32(o + 3 * os + 76);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -9771,10 +9533,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256__neon(const float *restri
     vst1q_f32(o + 3 * os + 64, o3_0); vst1q_f32(o + 3 * os + 68, o3_1); vst1q_f32(o + 3 * os + 72, o3_2); vst1q_f32(o + 3 * os + 76, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 80), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 84), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 88), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 92), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 80), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 84), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 88), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 92), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 80), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 84), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 88), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 92), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 80), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 84), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 88), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 92), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 80), o0_1 = vld1q_f32(o + 84), o0_2 = vld1q_f32(o + 88), o0_3 = vld1q_f32(o + 92);
+    float32x4_t o1_0 = vld1q_f32(o + os + 80), o1_1 = vld1q_f32(o + os + 84), o1_2 = vld1q_f32(o + os + 88), o1_3 = vld1q_f32(o + os + 92);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 80), o2_1 = vld1q_f32(o + 2 * os + 84), o2_2 = vld1q_f32(o + 2 * os + 88), o2_3 = vld1q_f32(o + 2 * os + 92);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 80), o3_1 = vld1q_f32(o + 3 * os + 84), o3_2 = vld1q_f32(o + 3 * os + 88), o3_3 = vld1q_f32(o + 3 * os + 92);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -9790,10 +9558,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256__neon(const float *restri
     vst1q_f32(o + 3 * os + 80, o3_0); vst1q_f32(o + 3 * os + 84, o3_1); vst1q_f32(o + 3 * os + 88, o3_2); vst1q_f32(o + 3 * os + 92, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 96), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 100), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 104), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 108), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 96), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 100), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 104), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 108), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 96), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 100), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 104), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 108), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 96), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 100), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 104), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 108), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 96), o0_1 = vld1q_f32(o + 100), o0_2 = vld1q_f32(o + 104), o0_3 = vld1q_f32(o + 108);
+    float32x4_t o1_0 = vld1q_f32(o + os + 96), o1_1 = vld1q_f32(o + os + 100), o1_2 = vld1q_f32(o + os + 104), o1_3 = vld1q_f32(o + os + 108);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 96), o2_1 = vld1q_f32(o + 2 * os + 100), o2_2 = vld1q_f32(o + 2 * os + 104), o2_3 = vld1q_f32(o + 2 * os + 108);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 96), o3_1 = vld1q_f32(o + 3 * os + 100), o3_2 = vld1q_f32(o + 3 * os + 104), o3_3 = vld1q_f32(o + 3 * os + 108);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -9809,10 +9583,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256__neon(const float *restri
     vst1q_f32(o + 3 * os + 96, o3_0); vst1q_f32(o + 3 * os + 100, o3_1); vst1q_f32(o + 3 * os + 104, o3_2); vst1q_f32(o + 3 * os + 108, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 112), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 116), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 120), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 124), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 112), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 116), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 120), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 124), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 112), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 116), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 120), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 124), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 112), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 116), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 120), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 124), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 112), o0_1 = vld1q_f32(o + 116), o0_2 = vld1q_f32(o + 120), o0_3 = vld1q_f32(o + 124);
+    float32x4_t o1_0 = vld1q_f32(o + os + 112), o1_1 = vld1q_f32(o + os + 116), o1_2 = vld1q_f32(o + os + 120), o1_3 = vld1q_f32(o + os + 124);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 112), o2_1 = vld1q_f32(o + 2 * os + 116), o2_2 = vld1q_f32(o + 2 * os + 120), o2_3 = vld1q_f32(o + 2 * os + 124);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 112), o3_1 = vld1q_f32(o + 3 * os + 116), o3_2 = vld1q_f32(o + 3 * os + 120), o3_3 = vld1q_f32(o + 3 * os + 124);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -10179,16 +9959,25 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_t256_rowwise_f16__neon(const
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 256 + r * 1].
  * Column blocks of 16 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256_f16__neon(const float *restrict pt, const float *restrict alpha,
     int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 12), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 4), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 8), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 12), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 4), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 8), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 12), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 4), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 8), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 12), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o), o0_1 = vld1q_f32(o + 4), o0_2 = vld1q_f32(o + 8), o0_3 = vld1q_f32(o + 12);
+    float32x4_t o1_0 = vld1q_f32(o + os), o1_1 = vld1q_f32(o + os + 4), o1_2 = vld1q_f32(o + os + 8), o1_3 = vld1q_f32(o + os + 12);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os), o2_1 = vld1q_f32(o + 2 * os + 4), o2_2 = vld1q_f32(o + 2 * os + 8), o2_3 = vld1q_f32(o + 2 * os + 12);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os), o3_1 = vld1q_f32(o + 3 * os + 4), o3_2 = vld1q_f32(o + 3 * os + 8), o3_3 = vld1q_f32(o + 3 * os + 12);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -10204,10 +9993,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256_f16__neon(const float *re
     vst1q_f32(o + 3 * os, o3_0); vst1q_f32(o + 3 * os + 4, o3_1); vst1q_f32(o + 3 * os + 8, o3_2); vst1q_f32(o + 3 * os + 12, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 16), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 20), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 24), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 28), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 16), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 20), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 24), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 28), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 16), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 20), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 24), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 28), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 16), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 20), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 24), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 28), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 16), o0_1 = vld1q_f32(o + 20), o0_2 = vld1q_f32(o + 24), o0_3 = vld1q_f32(o + 28);
+    float32x4_t o1_0 = vld1q_f32(o + os + 16), o1_1 = vld1q_f32(o + os + 20), o1_2 = vld1q_f32(o + os + 24), o1_3 = vld1q_f32(o + os + 28);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 16), o2_1 = vld1q_f32(o + 2 * os + 20), o2_2 = vld1q_f32(o + 2 * os + 24), o2_3 = vld1q_f32(o + 2 * os + 28);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 16), o3_1 = vld1q_f32(o + 3 * os + 20), o3_2 = vld1q_f32(o + 3 * os + 24), o3_3 = vld1q_f32(o + 3 * os + 28);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -10223,10 +10018,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256_f16__neon(const float *re
     vst1q_f32(o + 3 * os + 16, o3_0); vst1q_f32(o + 3 * os + 20, o3_1); vst1q_f32(o + 3 * os + 24, o3_2); vst1q_f32(o + 3 * os + 28, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 32), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 36), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 40), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 44), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 32), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 36), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 40), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 44), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 32), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 36), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 40), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 44), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 32), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 36), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 40), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 44), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 32), o0_1 = vld1q_f32(o + 36), o0_2 = vld1q_f32(o + 40), o0_3 = vld1q_f32(o + 44);
+    float32x4_t o1_0 = vld1q_f32(o + os + 32), o1_1 = vld1q_f32(o + os + 36), o1_2 = vld1q_f32(o + os + 40), o1_3 = vld1q_f32(o + os + 44);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 32), o2_1 = vld1q_f32(o + 2 * os + 36), o2_2 = vld1q_f32(o + 2 * os + 40), o2_3 = vld1q_f32(o + 2 * os + 44);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 32), o3_1 = vld1q_f32(o + 3 * os + 36), o3_2 = vld1q_f32(o + 3 * os + 40), o3_3 = vld1q_f32(o + 3 * os + 44);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -10242,10 +10043,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256_f16__neon(const float *re
     vst1q_f32(o + 3 * os + 32, o3_0); vst1q_f32(o + 3 * os + 36, o3_1); vst1q_f32(o + 3 * os + 40, o3_2); vst1q_f32(o + 3 * os + 44, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 48), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 52), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 56), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 60), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 48), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 52), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 56), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 60), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 48), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 52), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 56), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 60), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 48), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 52), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 56), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 60), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 48), o0_1 = vld1q_f32(o + 52), o0_2 = vld1q_f32(o + 56), o0_3 = vld1q_f32(o + 60);
+    float32x4_t o1_0 = vld1q_f32(o + os + 48), o1_1 = vld1q_f32(o + os + 52), o1_2 = vld1q_f32(o + os + 56), o1_3 = vld1q_f32(o + os + 60);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 48), o2_1 = vld1q_f32(o + 2 * os + 52), o2_2 = vld1q_f32(o + 2 * os + 56), o2_3 = vld1q_f32(o + 2 * os + 60);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 48), o3_1 = vld1q_f32(o + 3 * os + 52), o3_2 = vld1q_f32(o + 3 * os + 56), o3_3 = vld1q_f32(o + 3 * os + 60);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -10261,10 +10068,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256_f16__neon(const float *re
     vst1q_f32(o + 3 * os + 48, o3_0); vst1q_f32(o + 3 * os + 52, o3_1); vst1q_f32(o + 3 * os + 56, o3_2); vst1q_f32(o + 3 * os + 60, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 64), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 68), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 72), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 76), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 64), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 68), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 72), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 76), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 64), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 68), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 72), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 76), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 64), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 68), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 72), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 76), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 64), o0_1 = vld1q_f32(o + 68), o0_2 = vld1q_f32(o + 72), o0_3 = vld1q_f32(o + 76);
+    float32x4_t o1_0 = vld1q_f32(o + os + 64), o1_1 = vld1q_f32(o + os + 68), o1_2 = vld1q_f32(o + os + 72), o1_3 = vld1q_f32(o + os + 76);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 64), o2_1 = vld1q_f32(o + 2 * os + 68), o2_2 = vld1q_f32(o + 2 * os + 72), o2_3 = vld1q_f32(o + 2 * os + 76);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 64), o3_1 = vld1q_f32(o + 3 * os + 68), o3_2 = vld1q_f32(o + 3 * os + 72), o3_3 = vld1q_f32(o + 3 * os + 76);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -10280,10 +10093,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256_f16__neon(const float *re
     vst1q_f32(o + 3 * os + 64, o3_0); vst1q_f32(o + 3 * os + 68, o3_1); vst1q_f32(o + 3 * os + 72, o3_2); vst1q_f32(o + 3 * os + 76, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 80), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 84), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 88), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 92), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 80), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 84), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 88), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 92), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 80), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 84), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 88), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 92), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 80), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 84), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 88), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 92), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 80), o0_1 = vld1q_f32(o + 84), o0_2 = vld1q_f32(o + 88), o0_3 = vld1q_f32(o + 92);
+    float32x4_t o1_0 = vld1q_f32(o + os + 80), o1_1 = vld1q_f32(o + os + 84), o1_2 = vld1q_f32(o + os + 88), o1_3 = vld1q_f32(o + os + 92);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 80), o2_1 = vld1q_f32(o + 2 * os + 84), o2_2 = vld1q_f32(o + 2 * os + 88), o2_3 = vld1q_f32(o + 2 * os + 92);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 80), o3_1 = vld1q_f32(o + 3 * os + 84), o3_2 = vld1q_f32(o + 3 * os + 88), o3_3 = vld1q_f32(o + 3 * os + 92);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -10299,10 +10118,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256_f16__neon(const float *re
     vst1q_f32(o + 3 * os + 80, o3_0); vst1q_f32(o + 3 * os + 84, o3_1); vst1q_f32(o + 3 * os + 88, o3_2); vst1q_f32(o + 3 * os + 92, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 96), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 100), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 104), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 108), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 96), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 100), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 104), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 108), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 96), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 100), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 104), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 108), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 96), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 100), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 104), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 108), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 96), o0_1 = vld1q_f32(o + 100), o0_2 = vld1q_f32(o + 104), o0_3 = vld1q_f32(o + 108);
+    float32x4_t o1_0 = vld1q_f32(o + os + 96), o1_1 = vld1q_f32(o + os + 100), o1_2 = vld1q_f32(o + os + 104), o1_3 = vld1q_f32(o + os + 108);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 96), o2_1 = vld1q_f32(o + 2 * os + 100), o2_2 = vld1q_f32(o + 2 * os + 104), o2_3 = vld1q_f32(o + 2 * os + 108);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 96), o3_1 = vld1q_f32(o + 3 * os + 100), o3_2 = vld1q_f32(o + 3 * os + 104), o3_3 = vld1q_f32(o + 3 * os + 108);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -10318,10 +10143,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256_f16__neon(const float *re
     vst1q_f32(o + 3 * os + 96, o3_0); vst1q_f32(o + 3 * os + 100, o3_1); vst1q_f32(o + 3 * os + 104, o3_2); vst1q_f32(o + 3 * os + 108, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 112), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 116), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 120), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 124), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 112), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 116), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 120), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 124), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 112), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 116), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 120), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 124), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 112), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 116), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 120), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 124), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 112), o0_1 = vld1q_f32(o + 116), o0_2 = vld1q_f32(o + 120), o0_3 = vld1q_f32(o + 124);
+    float32x4_t o1_0 = vld1q_f32(o + os + 112), o1_1 = vld1q_f32(o + os + 116), o1_2 = vld1q_f32(o + os + 120), o1_3 = vld1q_f32(o + os + 124);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 112), o2_1 = vld1q_f32(o + 2 * os + 116), o2_2 = vld1q_f32(o + 2 * os + 120), o2_3 = vld1q_f32(o + 2 * os + 124);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 112), o3_1 = vld1q_f32(o + 3 * os + 116), o3_2 = vld1q_f32(o + 3 * os + 120), o3_3 = vld1q_f32(o + 3 * os + 124);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -10688,16 +10519,25 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_t256_rowwise_bf16__neon(cons
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 256 + r * 1].
  * Column blocks of 16 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256_bf16__neon(const float *restrict pt, const float *restrict alpha,
     int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 12), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 4), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 8), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 12), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 4), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 8), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 12), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 4), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 8), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 12), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o), o0_1 = vld1q_f32(o + 4), o0_2 = vld1q_f32(o + 8), o0_3 = vld1q_f32(o + 12);
+    float32x4_t o1_0 = vld1q_f32(o + os), o1_1 = vld1q_f32(o + os + 4), o1_2 = vld1q_f32(o + os + 8), o1_3 = vld1q_f32(o + os + 12);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os), o2_1 = vld1q_f32(o + 2 * os + 4), o2_2 = vld1q_f32(o + 2 * os + 8), o2_3 = vld1q_f32(o + 2 * os + 12);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os), o3_1 = vld1q_f32(o + 3 * os + 4), o3_2 = vld1q_f32(o + 3 * os + 8), o3_3 = vld1q_f32(o + 3 * os + 12);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -10713,10 +10553,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256_bf16__neon(const float *r
     vst1q_f32(o + 3 * os, o3_0); vst1q_f32(o + 3 * os + 4, o3_1); vst1q_f32(o + 3 * os + 8, o3_2); vst1q_f32(o + 3 * os + 12, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 16), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 20), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 24), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 28), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 16), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 20), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 24), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 28), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 16), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 20), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 24), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 28), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 16), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 20), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 24), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 28), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 16), o0_1 = vld1q_f32(o + 20), o0_2 = vld1q_f32(o + 24), o0_3 = vld1q_f32(o + 28);
+    float32x4_t o1_0 = vld1q_f32(o + os + 16), o1_1 = vld1q_f32(o + os + 20), o1_2 = vld1q_f32(o + os + 24), o1_3 = vld1q_f32(o + os + 28);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 16), o2_1 = vld1q_f32(o + 2 * os + 20), o2_2 = vld1q_f32(o + 2 * os + 24), o2_3 = vld1q_f32(o + 2 * os + 28);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 16), o3_1 = vld1q_f32(o + 3 * os + 20), o3_2 = vld1q_f32(o + 3 * os + 24), o3_3 = vld1q_f32(o + 3 * os + 28);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -10732,10 +10578,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256_bf16__neon(const float *r
     vst1q_f32(o + 3 * os + 16, o3_0); vst1q_f32(o + 3 * os + 20, o3_1); vst1q_f32(o + 3 * os + 24, o3_2); vst1q_f32(o + 3 * os + 28, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 32), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 36), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 40), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 44), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 32), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 36), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 40), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 44), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 32), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 36), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 40), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 44), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 32), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 36), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 40), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 44), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 32), o0_1 = vld1q_f32(o + 36), o0_2 = vld1q_f32(o + 40), o0_3 = vld1q_f32(o + 44);
+    float32x4_t o1_0 = vld1q_f32(o + os + 32), o1_1 = vld1q_f32(o + os + 36), o1_2 = vld1q_f32(o + os + 40), o1_3 = vld1q_f32(o + os + 44);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 32), o2_1 = vld1q_f32(o + 2 * os + 36), o2_2 = vld1q_f32(o + 2 * os + 40), o2_3 = vld1q_f32(o + 2 * os + 44);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 32), o3_1 = vld1q_f32(o + 3 * os + 36), o3_2 = vld1q_f32(o + 3 * os + 40), o3_3 = vld1q_f32(o + 3 * os + 44);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -10751,10 +10603,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256_bf16__neon(const float *r
     vst1q_f32(o + 3 * os + 32, o3_0); vst1q_f32(o + 3 * os + 36, o3_1); vst1q_f32(o + 3 * os + 40, o3_2); vst1q_f32(o + 3 * os + 44, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 48), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 52), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 56), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 60), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 48), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 52), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 56), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 60), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 48), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 52), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 56), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 60), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 48), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 52), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 56), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 60), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 48), o0_1 = vld1q_f32(o + 52), o0_2 = vld1q_f32(o + 56), o0_3 = vld1q_f32(o + 60);
+    float32x4_t o1_0 = vld1q_f32(o + os + 48), o1_1 = vld1q_f32(o + os + 52), o1_2 = vld1q_f32(o + os + 56), o1_3 = vld1q_f32(o + os + 60);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 48), o2_1 = vld1q_f32(o + 2 * os + 52), o2_2 = vld1q_f32(o + 2 * os + 56), o2_3 = vld1q_f32(o + 2 * os + 60);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 48), o3_1 = vld1q_f32(o + 3 * os + 52), o3_2 = vld1q_f32(o + 3 * os + 56), o3_3 = vld1q_f32(o + 3 * os + 60);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -10770,10 +10628,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256_bf16__neon(const float *r
     vst1q_f32(o + 3 * os + 48, o3_0); vst1q_f32(o + 3 * os + 52, o3_1); vst1q_f32(o + 3 * os + 56, o3_2); vst1q_f32(o + 3 * os + 60, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 64), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 68), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 72), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 76), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 64), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 68), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 72), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 76), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 64), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 68), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 72), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 76), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 64), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 68), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 72), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 76), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 64), o0_1 = vld1q_f32(o + 68), o0_2 = vld1q_f32(o + 72), o0_3 = vld1q_f32(o + 76);
+    float32x4_t o1_0 = vld1q_f32(o + os + 64), o1_1 = vld1q_f32(o + os + 68), o1_2 = vld1q_f32(o + os + 72), o1_3 = vld1q_f32(o + os + 76);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 64), o2_1 = vld1q_f32(o + 2 * os + 68), o2_2 = vld1q_f32(o + 2 * os + 72), o2_3 = vld1q_f32(o + 2 * os + 76);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 64), o3_1 = vld1q_f32(o + 3 * os + 68), o3_2 = vld1q_f32(o + 3 * os + 72), o3_3 = vld1q_f32(o + 3 * os + 76);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -10789,10 +10653,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256_bf16__neon(const float *r
     vst1q_f32(o + 3 * os + 64, o3_0); vst1q_f32(o + 3 * os + 68, o3_1); vst1q_f32(o + 3 * os + 72, o3_2); vst1q_f32(o + 3 * os + 76, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 80), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 84), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 88), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 92), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 80), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 84), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 88), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 92), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 80), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 84), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 88), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 92), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 80), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 84), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 88), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 92), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 80), o0_1 = vld1q_f32(o + 84), o0_2 = vld1q_f32(o + 88), o0_3 = vld1q_f32(o + 92);
+    float32x4_t o1_0 = vld1q_f32(o + os + 80), o1_1 = vld1q_f32(o + os + 84), o1_2 = vld1q_f32(o + os + 88), o1_3 = vld1q_f32(o + os + 92);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 80), o2_1 = vld1q_f32(o + 2 * os + 84), o2_2 = vld1q_f32(o + 2 * os + 88), o2_3 = vld1q_f32(o + 2 * os + 92);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 80), o3_1 = vld1q_f32(o + 3 * os + 84), o3_2 = vld1q_f32(o + 3 * os + 88), o3_3 = vld1q_f32(o + 3 * os + 92);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -10808,10 +10678,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256_bf16__neon(const float *r
     vst1q_f32(o + 3 * os + 80, o3_0); vst1q_f32(o + 3 * os + 84, o3_1); vst1q_f32(o + 3 * os + 88, o3_2); vst1q_f32(o + 3 * os + 92, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 96), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 100), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 104), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 108), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 96), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 100), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 104), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 108), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 96), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 100), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 104), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 108), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 96), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 100), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 104), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 108), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 96), o0_1 = vld1q_f32(o + 100), o0_2 = vld1q_f32(o + 104), o0_3 = vld1q_f32(o + 108);
+    float32x4_t o1_0 = vld1q_f32(o + os + 96), o1_1 = vld1q_f32(o + os + 100), o1_2 = vld1q_f32(o + os + 104), o1_3 = vld1q_f32(o + os + 108);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 96), o2_1 = vld1q_f32(o + 2 * os + 100), o2_2 = vld1q_f32(o + 2 * os + 104), o2_3 = vld1q_f32(o + 2 * os + 108);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 96), o3_1 = vld1q_f32(o + 3 * os + 100), o3_2 = vld1q_f32(o + 3 * os + 104), o3_3 = vld1q_f32(o + 3 * os + 108);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -10827,10 +10703,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256_bf16__neon(const float *r
     vst1q_f32(o + 3 * os + 96, o3_0); vst1q_f32(o + 3 * os + 100, o3_1); vst1q_f32(o + 3 * os + 104, o3_2); vst1q_f32(o + 3 * os + 108, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 112), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 116), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 120), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 124), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 112), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 116), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 120), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 124), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 112), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 116), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 120), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 124), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 112), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 116), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 120), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 124), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 112), o0_1 = vld1q_f32(o + 116), o0_2 = vld1q_f32(o + 120), o0_3 = vld1q_f32(o + 124);
+    float32x4_t o1_0 = vld1q_f32(o + os + 112), o1_1 = vld1q_f32(o + os + 116), o1_2 = vld1q_f32(o + os + 120), o1_3 = vld1q_f32(o + os + 124);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 112), o2_1 = vld1q_f32(o + 2 * os + 116), o2_2 = vld1q_f32(o + 2 * os + 120), o2_3 = vld1q_f32(o + 2 * os + 124);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 112), o3_1 = vld1q_f32(o + 3 * os + 116), o3_2 = vld1q_f32(o + 3 * os + 120), o3_3 = vld1q_f32(o + 3 * os + 124);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
@@ -11213,25 +11095,39 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_t256_rowwise_int8__neon(cons
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 256 + r * 1].
  * Column blocks of 16 floats keep 16 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256_int8__neon(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256_int8__neon(float *restrict pt, const float *restrict alpha,
     int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
+  /* one scale per V row (the vectors are the bare integers): each coefficient times its row's scale, once for
+   * every column block, in place (this call is the last to read these rows of P) */
+  for (int j = 0; j < n; ++j) {
+    const float sj = (vsc + j * vss)[0];
+    for (int r = 0; r < 4; ++r) pt[j * 256 + r] *= sj;
+  }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 12), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 4), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 8), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 12), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 4), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 8), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 12), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 4), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 8), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 12), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o), o0_1 = vld1q_f32(o + 4), o0_2 = vld1q_f32(o + 8), o0_3 = vld1q_f32(o + 12);
+    float32x4_t o1_0 = vld1q_f32(o + os), o1_1 = vld1q_f32(o + os + 4), o1_2 = vld1q_f32(o + os + 8), o1_3 = vld1q_f32(o + os + 12);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os), o2_1 = vld1q_f32(o + 2 * os + 4), o2_2 = vld1q_f32(o + 2 * os + 8), o2_3 = vld1q_f32(o + 2 * os + 12);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os), o3_1 = vld1q_f32(o + 3 * os + 4), o3_2 = vld1q_f32(o + 3 * os + 8), o3_3 = vld1q_f32(o + 3 * os + 12);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
       const float32x4_t v0 = attngen_i8_load_neon(vj), v1 = attngen_i8_load_neon(vj + 4), v2 = attngen_i8_load_neon(vj + 8), v3 = attngen_i8_load_neon(vj + 12);
-      { const float32x4_t p = vdupq_n_f32(pj[0] * vsj[0]); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
-      { const float32x4_t p = vdupq_n_f32(pj[1] * vsj[0]); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
-      { const float32x4_t p = vdupq_n_f32(pj[2] * vsj[0]); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
-      { const float32x4_t p = vdupq_n_f32(pj[3] * vsj[0]); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
     }
     vst1q_f32(o, o0_0); vst1q_f32(o + 4, o0_1); vst1q_f32(o + 8, o0_2); vst1q_f32(o + 12, o0_3);
     vst1q_f32(o + os, o1_0); vst1q_f32(o + os + 4, o1_1); vst1q_f32(o + os + 8, o1_2); vst1q_f32(o + os + 12, o1_3);
@@ -11239,19 +11135,24 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256_int8__neon(const float *r
     vst1q_f32(o + 3 * os, o3_0); vst1q_f32(o + 3 * os + 4, o3_1); vst1q_f32(o + 3 * os + 8, o3_2); vst1q_f32(o + 3 * os + 12, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 16), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 20), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 24), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 28), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 16), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 20), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 24), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 28), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 16), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 20), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 24), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 28), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 16), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 20), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 24), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 28), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 16), o0_1 = vld1q_f32(o + 20), o0_2 = vld1q_f32(o + 24), o0_3 = vld1q_f32(o + 28);
+    float32x4_t o1_0 = vld1q_f32(o + os + 16), o1_1 = vld1q_f32(o + os + 20), o1_2 = vld1q_f32(o + os + 24), o1_3 = vld1q_f32(o + os + 28);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 16), o2_1 = vld1q_f32(o + 2 * os + 20), o2_2 = vld1q_f32(o + 2 * os + 24), o2_3 = vld1q_f32(o + 2 * os + 28);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 16), o3_1 = vld1q_f32(o + 3 * os + 20), o3_2 = vld1q_f32(o + 3 * os + 24), o3_3 = vld1q_f32(o + 3 * os + 28);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
       const float32x4_t v0 = attngen_i8_load_neon(vj + 16), v1 = attngen_i8_load_neon(vj + 20), v2 = attngen_i8_load_neon(vj + 24), v3 = attngen_i8_load_neon(vj + 28);
-      { const float32x4_t p = vdupq_n_f32(pj[0] * vsj[0]); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
-      { const float32x4_t p = vdupq_n_f32(pj[1] * vsj[0]); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
-      { const float32x4_t p = vdupq_n_f32(pj[2] * vsj[0]); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
-      { const float32x4_t p = vdupq_n_f32(pj[3] * vsj[0]); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
     }
     vst1q_f32(o + 16, o0_0); vst1q_f32(o + 20, o0_1); vst1q_f32(o + 24, o0_2); vst1q_f32(o + 28, o0_3);
     vst1q_f32(o + os + 16, o1_0); vst1q_f32(o + os + 20, o1_1); vst1q_f32(o + os + 24, o1_2); vst1q_f32(o + os + 28, o1_3);
@@ -11259,19 +11160,24 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256_int8__neon(const float *r
     vst1q_f32(o + 3 * os + 16, o3_0); vst1q_f32(o + 3 * os + 20, o3_1); vst1q_f32(o + 3 * os + 24, o3_2); vst1q_f32(o + 3 * os + 28, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 32), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 36), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 40), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 44), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 32), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 36), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 40), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 44), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 32), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 36), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 40), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 44), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 32), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 36), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 40), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 44), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 32), o0_1 = vld1q_f32(o + 36), o0_2 = vld1q_f32(o + 40), o0_3 = vld1q_f32(o + 44);
+    float32x4_t o1_0 = vld1q_f32(o + os + 32), o1_1 = vld1q_f32(o + os + 36), o1_2 = vld1q_f32(o + os + 40), o1_3 = vld1q_f32(o + os + 44);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 32), o2_1 = vld1q_f32(o + 2 * os + 36), o2_2 = vld1q_f32(o + 2 * os + 40), o2_3 = vld1q_f32(o + 2 * os + 44);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 32), o3_1 = vld1q_f32(o + 3 * os + 36), o3_2 = vld1q_f32(o + 3 * os + 40), o3_3 = vld1q_f32(o + 3 * os + 44);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
       const float32x4_t v0 = attngen_i8_load_neon(vj + 32), v1 = attngen_i8_load_neon(vj + 36), v2 = attngen_i8_load_neon(vj + 40), v3 = attngen_i8_load_neon(vj + 44);
-      { const float32x4_t p = vdupq_n_f32(pj[0] * vsj[0]); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
-      { const float32x4_t p = vdupq_n_f32(pj[1] * vsj[0]); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
-      { const float32x4_t p = vdupq_n_f32(pj[2] * vsj[0]); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
-      { const float32x4_t p = vdupq_n_f32(pj[3] * vsj[0]); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
     }
     vst1q_f32(o + 32, o0_0); vst1q_f32(o + 36, o0_1); vst1q_f32(o + 40, o0_2); vst1q_f32(o + 44, o0_3);
     vst1q_f32(o + os + 32, o1_0); vst1q_f32(o + os + 36, o1_1); vst1q_f32(o + os + 40, o1_2); vst1q_f32(o + os + 44, o1_3);
@@ -11279,19 +11185,24 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256_int8__neon(const float *r
     vst1q_f32(o + 3 * os + 32, o3_0); vst1q_f32(o + 3 * os + 36, o3_1); vst1q_f32(o + 3 * os + 40, o3_2); vst1q_f32(o + 3 * os + 44, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 48), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 52), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 56), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 60), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 48), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 52), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 56), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 60), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 48), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 52), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 56), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 60), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 48), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 52), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 56), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 60), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 48), o0_1 = vld1q_f32(o + 52), o0_2 = vld1q_f32(o + 56), o0_3 = vld1q_f32(o + 60);
+    float32x4_t o1_0 = vld1q_f32(o + os + 48), o1_1 = vld1q_f32(o + os + 52), o1_2 = vld1q_f32(o + os + 56), o1_3 = vld1q_f32(o + os + 60);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 48), o2_1 = vld1q_f32(o + 2 * os + 52), o2_2 = vld1q_f32(o + 2 * os + 56), o2_3 = vld1q_f32(o + 2 * os + 60);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 48), o3_1 = vld1q_f32(o + 3 * os + 52), o3_2 = vld1q_f32(o + 3 * os + 56), o3_3 = vld1q_f32(o + 3 * os + 60);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
       const float32x4_t v0 = attngen_i8_load_neon(vj + 48), v1 = attngen_i8_load_neon(vj + 52), v2 = attngen_i8_load_neon(vj + 56), v3 = attngen_i8_load_neon(vj + 60);
-      { const float32x4_t p = vdupq_n_f32(pj[0] * vsj[0]); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
-      { const float32x4_t p = vdupq_n_f32(pj[1] * vsj[0]); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
-      { const float32x4_t p = vdupq_n_f32(pj[2] * vsj[0]); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
-      { const float32x4_t p = vdupq_n_f32(pj[3] * vsj[0]); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
     }
     vst1q_f32(o + 48, o0_0); vst1q_f32(o + 52, o0_1); vst1q_f32(o + 56, o0_2); vst1q_f32(o + 60, o0_3);
     vst1q_f32(o + os + 48, o1_0); vst1q_f32(o + os + 52, o1_1); vst1q_f32(o + os + 56, o1_2); vst1q_f32(o + os + 60, o1_3);
@@ -11299,19 +11210,24 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256_int8__neon(const float *r
     vst1q_f32(o + 3 * os + 48, o3_0); vst1q_f32(o + 3 * os + 52, o3_1); vst1q_f32(o + 3 * os + 56, o3_2); vst1q_f32(o + 3 * os + 60, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 64), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 68), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 72), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 76), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 64), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 68), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 72), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 76), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 64), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 68), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 72), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 76), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 64), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 68), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 72), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 76), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 64), o0_1 = vld1q_f32(o + 68), o0_2 = vld1q_f32(o + 72), o0_3 = vld1q_f32(o + 76);
+    float32x4_t o1_0 = vld1q_f32(o + os + 64), o1_1 = vld1q_f32(o + os + 68), o1_2 = vld1q_f32(o + os + 72), o1_3 = vld1q_f32(o + os + 76);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 64), o2_1 = vld1q_f32(o + 2 * os + 68), o2_2 = vld1q_f32(o + 2 * os + 72), o2_3 = vld1q_f32(o + 2 * os + 76);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 64), o3_1 = vld1q_f32(o + 3 * os + 68), o3_2 = vld1q_f32(o + 3 * os + 72), o3_3 = vld1q_f32(o + 3 * os + 76);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
       const float32x4_t v0 = attngen_i8_load_neon(vj + 64), v1 = attngen_i8_load_neon(vj + 68), v2 = attngen_i8_load_neon(vj + 72), v3 = attngen_i8_load_neon(vj + 76);
-      { const float32x4_t p = vdupq_n_f32(pj[0] * vsj[0]); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
-      { const float32x4_t p = vdupq_n_f32(pj[1] * vsj[0]); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
-      { const float32x4_t p = vdupq_n_f32(pj[2] * vsj[0]); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
-      { const float32x4_t p = vdupq_n_f32(pj[3] * vsj[0]); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
     }
     vst1q_f32(o + 64, o0_0); vst1q_f32(o + 68, o0_1); vst1q_f32(o + 72, o0_2); vst1q_f32(o + 76, o0_3);
     vst1q_f32(o + os + 64, o1_0); vst1q_f32(o + os + 68, o1_1); vst1q_f32(o + os + 72, o1_2); vst1q_f32(o + os + 76, o1_3);
@@ -11319,19 +11235,24 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256_int8__neon(const float *r
     vst1q_f32(o + 3 * os + 64, o3_0); vst1q_f32(o + 3 * os + 68, o3_1); vst1q_f32(o + 3 * os + 72, o3_2); vst1q_f32(o + 3 * os + 76, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 80), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 84), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 88), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 92), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 80), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 84), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 88), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 92), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 80), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 84), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 88), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 92), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 80), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 84), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 88), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 92), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 80), o0_1 = vld1q_f32(o + 84), o0_2 = vld1q_f32(o + 88), o0_3 = vld1q_f32(o + 92);
+    float32x4_t o1_0 = vld1q_f32(o + os + 80), o1_1 = vld1q_f32(o + os + 84), o1_2 = vld1q_f32(o + os + 88), o1_3 = vld1q_f32(o + os + 92);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 80), o2_1 = vld1q_f32(o + 2 * os + 84), o2_2 = vld1q_f32(o + 2 * os + 88), o2_3 = vld1q_f32(o + 2 * os + 92);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 80), o3_1 = vld1q_f32(o + 3 * os + 84), o3_2 = vld1q_f32(o + 3 * os + 88), o3_3 = vld1q_f32(o + 3 * os + 92);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
       const float32x4_t v0 = attngen_i8_load_neon(vj + 80), v1 = attngen_i8_load_neon(vj + 84), v2 = attngen_i8_load_neon(vj + 88), v3 = attngen_i8_load_neon(vj + 92);
-      { const float32x4_t p = vdupq_n_f32(pj[0] * vsj[0]); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
-      { const float32x4_t p = vdupq_n_f32(pj[1] * vsj[0]); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
-      { const float32x4_t p = vdupq_n_f32(pj[2] * vsj[0]); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
-      { const float32x4_t p = vdupq_n_f32(pj[3] * vsj[0]); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
     }
     vst1q_f32(o + 80, o0_0); vst1q_f32(o + 84, o0_1); vst1q_f32(o + 88, o0_2); vst1q_f32(o + 92, o0_3);
     vst1q_f32(o + os + 80, o1_0); vst1q_f32(o + os + 84, o1_1); vst1q_f32(o + os + 88, o1_2); vst1q_f32(o + os + 92, o1_3);
@@ -11339,19 +11260,24 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256_int8__neon(const float *r
     vst1q_f32(o + 3 * os + 80, o3_0); vst1q_f32(o + 3 * os + 84, o3_1); vst1q_f32(o + 3 * os + 88, o3_2); vst1q_f32(o + 3 * os + 92, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 96), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 100), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 104), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 108), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 96), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 100), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 104), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 108), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 96), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 100), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 104), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 108), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 96), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 100), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 104), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 108), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 96), o0_1 = vld1q_f32(o + 100), o0_2 = vld1q_f32(o + 104), o0_3 = vld1q_f32(o + 108);
+    float32x4_t o1_0 = vld1q_f32(o + os + 96), o1_1 = vld1q_f32(o + os + 100), o1_2 = vld1q_f32(o + os + 104), o1_3 = vld1q_f32(o + os + 108);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 96), o2_1 = vld1q_f32(o + 2 * os + 100), o2_2 = vld1q_f32(o + 2 * os + 104), o2_3 = vld1q_f32(o + 2 * os + 108);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 96), o3_1 = vld1q_f32(o + 3 * os + 100), o3_2 = vld1q_f32(o + 3 * os + 104), o3_3 = vld1q_f32(o + 3 * os + 108);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
       const float32x4_t v0 = attngen_i8_load_neon(vj + 96), v1 = attngen_i8_load_neon(vj + 100), v2 = attngen_i8_load_neon(vj + 104), v3 = attngen_i8_load_neon(vj + 108);
-      { const float32x4_t p = vdupq_n_f32(pj[0] * vsj[0]); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
-      { const float32x4_t p = vdupq_n_f32(pj[1] * vsj[0]); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
-      { const float32x4_t p = vdupq_n_f32(pj[2] * vsj[0]); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
-      { const float32x4_t p = vdupq_n_f32(pj[3] * vsj[0]); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
     }
     vst1q_f32(o + 96, o0_0); vst1q_f32(o + 100, o0_1); vst1q_f32(o + 104, o0_2); vst1q_f32(o + 108, o0_3);
     vst1q_f32(o + os + 96, o1_0); vst1q_f32(o + os + 100, o1_1); vst1q_f32(o + os + 104, o1_2); vst1q_f32(o + os + 108, o1_3);
@@ -11359,19 +11285,24 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256_int8__neon(const float *r
     vst1q_f32(o + 3 * os + 96, o3_0); vst1q_f32(o + 3 * os + 100, o3_1); vst1q_f32(o + 3 * os + 104, o3_2); vst1q_f32(o + 3 * os + 108, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 112), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 116), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 120), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 124), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 112), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 116), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 120), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 124), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 112), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 116), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 120), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 124), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 112), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 116), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 120), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 124), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 112), o0_1 = vld1q_f32(o + 116), o0_2 = vld1q_f32(o + 120), o0_3 = vld1q_f32(o + 124);
+    float32x4_t o1_0 = vld1q_f32(o + os + 112), o1_1 = vld1q_f32(o + os + 116), o1_2 = vld1q_f32(o + os + 120), o1_3 = vld1q_f32(o + os + 124);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 112), o2_1 = vld1q_f32(o + 2 * os + 116), o2_2 = vld1q_f32(o + 2 * os + 120), o2_3 = vld1q_f32(o + 2 * os + 124);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 112), o3_1 = vld1q_f32(o + 3 * os + 116), o3_2 = vld1q_f32(o + 3 * os + 120), o3_3 = vld1q_f32(o + 3 * os + 124);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j * 256;
       const float32x4_t v0 = attngen_i8_load_neon(vj + 112), v1 = attngen_i8_load_neon(vj + 116), v2 = attngen_i8_load_neon(vj + 120), v3 = attngen_i8_load_neon(vj + 124);
-      { const float32x4_t p = vdupq_n_f32(pj[0] * vsj[0]); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
-      { const float32x4_t p = vdupq_n_f32(pj[1] * vsj[0]); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
-      { const float32x4_t p = vdupq_n_f32(pj[2] * vsj[0]); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
-      { const float32x4_t p = vdupq_n_f32(pj[3] * vsj[0]); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
     }
     vst1q_f32(o + 112, o0_0); vst1q_f32(o + 116, o0_1); vst1q_f32(o + 120, o0_2); vst1q_f32(o + 124, o0_3);
     vst1q_f32(o + os + 112, o1_0); vst1q_f32(o + os + 116, o1_1); vst1q_f32(o + os + 120, o1_2); vst1q_f32(o + os + 124, o1_3);
@@ -13460,18 +13391,27 @@ static ATTNGEN_NOINLINE void attngen_qk_d128_4x4_s64__scalar(const float *restri
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 64 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 64 + r * 1].
  * Column blocks of 4 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_panel_4x4_s64__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
   int c0 = 0;
   for (; c0 + 4 <= 4; c0 += 4)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
-    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2))), o2_1 = ((*(o + 2 * os + c0 + 1)) * (*(alpha + 2))), o2_2 = ((*(o + 2 * os + c0 + 2)) * (*(alpha + 2))), o2_3 = ((*(o + 2 * os + c0 + 3)) * (*(alpha + 2)));
-    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3))), o3_1 = ((*(o + 3 * os + c0 + 1)) * (*(alpha + 3))), o3_2 = ((*(o + 3 * os + c0 + 2)) * (*(alpha + 3))), o3_3 = ((*(o + 3 * os + c0 + 3)) * (*(alpha + 3)));
+    float o0_0 = (*(o + c0)), o0_1 = (*(o + c0 + 1)), o0_2 = (*(o + c0 + 2)), o0_3 = (*(o + c0 + 3));
+    float o1_0 = (*(o + os + c0)), o1_1 = (*(o + os + c0 + 1)), o1_2 = (*(o + os + c0 + 2)), o1_3 = (*(o + os + c0 + 3));
+    float o2_0 = (*(o + 2 * os + c0)), o2_1 = (*(o + 2 * os + c0 + 1)), o2_2 = (*(o + 2 * os + c0 + 2)), o2_3 = (*(o + 2 * os + c0 + 3));
+    float o3_0 = (*(o + 3 * os + c0)), o3_1 = (*(o + 3 * os + c0 + 1)), o3_2 = (*(o + 3 * os + c0 + 2)), o3_3 = (*(o + 3 * os + c0 + 3));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); o0_1 = (o0_1 * a); o0_2 = (o0_2 * a); o0_3 = (o0_3 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); o1_1 = (o1_1 * a); o1_2 = (o1_2 * a); o1_3 = (o1_3 * a); }
+      { const float a = (*(alpha + 2)); o2_0 = (o2_0 * a); o2_1 = (o2_1 * a); o2_2 = (o2_2 * a); o2_3 = (o2_3 * a); }
+      { const float a = (*(alpha + 3)); o3_0 = (o3_0 * a); o3_1 = (o3_1 * a); o3_2 = (o3_2 * a); o3_3 = (o3_3 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 64;
@@ -13488,10 +13428,16 @@ static ATTNGEN_NOINLINE void attngen_pv_panel_4x4_s64__scalar(const float *restr
   }
   for (; c0 + 1 <= 4; c0 += 1)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
-    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2)));
-    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3)));
+    float o0_0 = (*(o + c0));
+    float o1_0 = (*(o + os + c0));
+    float o2_0 = (*(o + 2 * os + c0));
+    float o3_0 = (*(o + 3 * os + c0));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); }
+      { const float a = (*(alpha + 2)); o2_0 = (o2_0 * a); }
+      { const float a = (*(alpha + 3)); o3_0 = (o3_0 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 64;
@@ -13612,18 +13558,27 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_s64_rowwise__scalar(const fl
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 4 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_d128_4x4_p64__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
   int c0 = 0;
   for (; c0 + 4 <= 128; c0 += 4)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
-    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2))), o2_1 = ((*(o + 2 * os + c0 + 1)) * (*(alpha + 2))), o2_2 = ((*(o + 2 * os + c0 + 2)) * (*(alpha + 2))), o2_3 = ((*(o + 2 * os + c0 + 3)) * (*(alpha + 2)));
-    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3))), o3_1 = ((*(o + 3 * os + c0 + 1)) * (*(alpha + 3))), o3_2 = ((*(o + 3 * os + c0 + 2)) * (*(alpha + 3))), o3_3 = ((*(o + 3 * os + c0 + 3)) * (*(alpha + 3)));
+    float o0_0 = (*(o + c0)), o0_1 = (*(o + c0 + 1)), o0_2 = (*(o + c0 + 2)), o0_3 = (*(o + c0 + 3));
+    float o1_0 = (*(o + os + c0)), o1_1 = (*(o + os + c0 + 1)), o1_2 = (*(o + os + c0 + 2)), o1_3 = (*(o + os + c0 + 3));
+    float o2_0 = (*(o + 2 * os + c0)), o2_1 = (*(o + 2 * os + c0 + 1)), o2_2 = (*(o + 2 * os + c0 + 2)), o2_3 = (*(o + 2 * os + c0 + 3));
+    float o3_0 = (*(o + 3 * os + c0)), o3_1 = (*(o + 3 * os + c0 + 1)), o3_2 = (*(o + 3 * os + c0 + 2)), o3_3 = (*(o + 3 * os + c0 + 3));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); o0_1 = (o0_1 * a); o0_2 = (o0_2 * a); o0_3 = (o0_3 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); o1_1 = (o1_1 * a); o1_2 = (o1_2 * a); o1_3 = (o1_3 * a); }
+      { const float a = (*(alpha + 2)); o2_0 = (o2_0 * a); o2_1 = (o2_1 * a); o2_2 = (o2_2 * a); o2_3 = (o2_3 * a); }
+      { const float a = (*(alpha + 3)); o3_0 = (o3_0 * a); o3_1 = (o3_1 * a); o3_2 = (o3_2 * a); o3_3 = (o3_3 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -13640,10 +13595,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x4_p64__scalar(const float *restri
   }
   for (; c0 + 1 <= 128; c0 += 1)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
-    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2)));
-    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3)));
+    float o0_0 = (*(o + c0));
+    float o1_0 = (*(o + os + c0));
+    float o2_0 = (*(o + 2 * os + c0));
+    float o3_0 = (*(o + 3 * os + c0));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); }
+      { const float a = (*(alpha + 2)); o2_0 = (o2_0 * a); }
+      { const float a = (*(alpha + 3)); o3_0 = (o3_0 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -13764,18 +13725,27 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_s64_rowwise_f16__scalar(cons
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 4 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_d128_4x4_p64_f16__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
   int c0 = 0;
   for (; c0 + 4 <= 128; c0 += 4)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
-    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2))), o2_1 = ((*(o + 2 * os + c0 + 1)) * (*(alpha + 2))), o2_2 = ((*(o + 2 * os + c0 + 2)) * (*(alpha + 2))), o2_3 = ((*(o + 2 * os + c0 + 3)) * (*(alpha + 2)));
-    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3))), o3_1 = ((*(o + 3 * os + c0 + 1)) * (*(alpha + 3))), o3_2 = ((*(o + 3 * os + c0 + 2)) * (*(alpha + 3))), o3_3 = ((*(o + 3 * os + c0 + 3)) * (*(alpha + 3)));
+    float o0_0 = (*(o + c0)), o0_1 = (*(o + c0 + 1)), o0_2 = (*(o + c0 + 2)), o0_3 = (*(o + c0 + 3));
+    float o1_0 = (*(o + os + c0)), o1_1 = (*(o + os + c0 + 1)), o1_2 = (*(o + os + c0 + 2)), o1_3 = (*(o + os + c0 + 3));
+    float o2_0 = (*(o + 2 * os + c0)), o2_1 = (*(o + 2 * os + c0 + 1)), o2_2 = (*(o + 2 * os + c0 + 2)), o2_3 = (*(o + 2 * os + c0 + 3));
+    float o3_0 = (*(o + 3 * os + c0)), o3_1 = (*(o + 3 * os + c0 + 1)), o3_2 = (*(o + 3 * os + c0 + 2)), o3_3 = (*(o + 3 * os + c0 + 3));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); o0_1 = (o0_1 * a); o0_2 = (o0_2 * a); o0_3 = (o0_3 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); o1_1 = (o1_1 * a); o1_2 = (o1_2 * a); o1_3 = (o1_3 * a); }
+      { const float a = (*(alpha + 2)); o2_0 = (o2_0 * a); o2_1 = (o2_1 * a); o2_2 = (o2_2 * a); o2_3 = (o2_3 * a); }
+      { const float a = (*(alpha + 3)); o3_0 = (o3_0 * a); o3_1 = (o3_1 * a); o3_2 = (o3_2 * a); o3_3 = (o3_3 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -13792,10 +13762,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x4_p64_f16__scalar(const float *re
   }
   for (; c0 + 1 <= 128; c0 += 1)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
-    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2)));
-    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3)));
+    float o0_0 = (*(o + c0));
+    float o1_0 = (*(o + os + c0));
+    float o2_0 = (*(o + 2 * os + c0));
+    float o3_0 = (*(o + 3 * os + c0));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); }
+      { const float a = (*(alpha + 2)); o2_0 = (o2_0 * a); }
+      { const float a = (*(alpha + 3)); o3_0 = (o3_0 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -13916,18 +13892,27 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_s64_rowwise_bf16__scalar(con
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 4 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_d128_4x4_p64_bf16__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
   int c0 = 0;
   for (; c0 + 4 <= 128; c0 += 4)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
-    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2))), o2_1 = ((*(o + 2 * os + c0 + 1)) * (*(alpha + 2))), o2_2 = ((*(o + 2 * os + c0 + 2)) * (*(alpha + 2))), o2_3 = ((*(o + 2 * os + c0 + 3)) * (*(alpha + 2)));
-    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3))), o3_1 = ((*(o + 3 * os + c0 + 1)) * (*(alpha + 3))), o3_2 = ((*(o + 3 * os + c0 + 2)) * (*(alpha + 3))), o3_3 = ((*(o + 3 * os + c0 + 3)) * (*(alpha + 3)));
+    float o0_0 = (*(o + c0)), o0_1 = (*(o + c0 + 1)), o0_2 = (*(o + c0 + 2)), o0_3 = (*(o + c0 + 3));
+    float o1_0 = (*(o + os + c0)), o1_1 = (*(o + os + c0 + 1)), o1_2 = (*(o + os + c0 + 2)), o1_3 = (*(o + os + c0 + 3));
+    float o2_0 = (*(o + 2 * os + c0)), o2_1 = (*(o + 2 * os + c0 + 1)), o2_2 = (*(o + 2 * os + c0 + 2)), o2_3 = (*(o + 2 * os + c0 + 3));
+    float o3_0 = (*(o + 3 * os + c0)), o3_1 = (*(o + 3 * os + c0 + 1)), o3_2 = (*(o + 3 * os + c0 + 2)), o3_3 = (*(o + 3 * os + c0 + 3));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); o0_1 = (o0_1 * a); o0_2 = (o0_2 * a); o0_3 = (o0_3 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); o1_1 = (o1_1 * a); o1_2 = (o1_2 * a); o1_3 = (o1_3 * a); }
+      { const float a = (*(alpha + 2)); o2_0 = (o2_0 * a); o2_1 = (o2_1 * a); o2_2 = (o2_2 * a); o2_3 = (o2_3 * a); }
+      { const float a = (*(alpha + 3)); o3_0 = (o3_0 * a); o3_1 = (o3_1 * a); o3_2 = (o3_2 * a); o3_3 = (o3_3 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -13944,10 +13929,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x4_p64_bf16__scalar(const float *r
   }
   for (; c0 + 1 <= 128; c0 += 1)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
-    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2)));
-    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3)));
+    float o0_0 = (*(o + c0));
+    float o1_0 = (*(o + os + c0));
+    float o2_0 = (*(o + 2 * os + c0));
+    float o3_0 = (*(o + 3 * os + c0));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); }
+      { const float a = (*(alpha + 2)); o2_0 = (o2_0 * a); }
+      { const float a = (*(alpha + 3)); o3_0 = (o3_0 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -14084,27 +14075,41 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_s64_rowwise_int8__scalar(con
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 4 floats keep 16 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE void attngen_pv_d128_4x4_p64_int8__scalar(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE void attngen_pv_d128_4x4_p64_int8__scalar(float *restrict pt, const float *restrict alpha,
     int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
+  /* one scale per V row (the vectors are the bare integers): each coefficient times its row's scale, once for
+   * every column block, in place (this call is the last to read these rows of P) */
+  for (int j = 0; j < n; ++j) {
+    const float sj = (vsc + j * vss)[0];
+    for (int r = 0; r < 4; ++r) pt[j + r * 64] *= sj;
+  }
   int c0 = 0;
   for (; c0 + 4 <= 128; c0 += 4)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
-    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2))), o2_1 = ((*(o + 2 * os + c0 + 1)) * (*(alpha + 2))), o2_2 = ((*(o + 2 * os + c0 + 2)) * (*(alpha + 2))), o2_3 = ((*(o + 2 * os + c0 + 3)) * (*(alpha + 2)));
-    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3))), o3_1 = ((*(o + 3 * os + c0 + 1)) * (*(alpha + 3))), o3_2 = ((*(o + 3 * os + c0 + 2)) * (*(alpha + 3))), o3_3 = ((*(o + 3 * os + c0 + 3)) * (*(alpha + 3)));
+    float o0_0 = (*(o + c0)), o0_1 = (*(o + c0 + 1)), o0_2 = (*(o + c0 + 2)), o0_3 = (*(o + c0 + 3));
+    float o1_0 = (*(o + os + c0)), o1_1 = (*(o + os + c0 + 1)), o1_2 = (*(o + os + c0 + 2)), o1_3 = (*(o + os + c0 + 3));
+    float o2_0 = (*(o + 2 * os + c0)), o2_1 = (*(o + 2 * os + c0 + 1)), o2_2 = (*(o + 2 * os + c0 + 2)), o2_3 = (*(o + 2 * os + c0 + 3));
+    float o3_0 = (*(o + 3 * os + c0)), o3_1 = (*(o + 3 * os + c0 + 1)), o3_2 = (*(o + 3 * os + c0 + 2)), o3_3 = (*(o + 3 * os + c0 + 3));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); o0_1 = (o0_1 * a); o0_2 = (o0_2 * a); o0_3 = (o0_3 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); o1_1 = (o1_1 * a); o1_2 = (o1_2 * a); o1_3 = (o1_3 * a); }
+      { const float a = (*(alpha + 2)); o2_0 = (o2_0 * a); o2_1 = (o2_1 * a); o2_2 = (o2_2 * a); o2_3 = (o2_3 * a); }
+      { const float a = (*(alpha + 3)); o3_0 = (o3_0 * a); o3_1 = (o3_1 * a); o3_2 = (o3_2 * a); o3_3 = (o3_3 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
       const float v0 = ((float)*(vj + c0)), v1 = ((float)*(vj + c0 + 1)), v2 = ((float)*(vj + c0 + 2)), v3 = ((float)*(vj + c0 + 3));
-      { const float p = (pj[0] * vsj[0]); o0_0 = o0_0 + p * v0; o0_1 = o0_1 + p * v1; o0_2 = o0_2 + p * v2; o0_3 = o0_3 + p * v3; }
-      { const float p = (pj[64] * vsj[0]); o1_0 = o1_0 + p * v0; o1_1 = o1_1 + p * v1; o1_2 = o1_2 + p * v2; o1_3 = o1_3 + p * v3; }
-      { const float p = (pj[128] * vsj[0]); o2_0 = o2_0 + p * v0; o2_1 = o2_1 + p * v1; o2_2 = o2_2 + p * v2; o2_3 = o2_3 + p * v3; }
-      { const float p = (pj[192] * vsj[0]); o3_0 = o3_0 + p * v0; o3_1 = o3_1 + p * v1; o3_2 = o3_2 + p * v2; o3_3 = o3_3 + p * v3; }
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; o0_1 = o0_1 + p * v1; o0_2 = o0_2 + p * v2; o0_3 = o0_3 + p * v3; }
+      { const float p = (*(pj + 64)); o1_0 = o1_0 + p * v0; o1_1 = o1_1 + p * v1; o1_2 = o1_2 + p * v2; o1_3 = o1_3 + p * v3; }
+      { const float p = (*(pj + 128)); o2_0 = o2_0 + p * v0; o2_1 = o2_1 + p * v1; o2_2 = o2_2 + p * v2; o2_3 = o2_3 + p * v3; }
+      { const float p = (*(pj + 192)); o3_0 = o3_0 + p * v0; o3_1 = o3_1 + p * v1; o3_2 = o3_2 + p * v2; o3_3 = o3_3 + p * v3; }
     }
     *(o + c0) = o0_0; *(o + c0 + 1) = o0_1; *(o + c0 + 2) = o0_2; *(o + c0 + 3) = o0_3;
     *(o + os + c0) = o1_0; *(o + os + c0 + 1) = o1_1; *(o + os + c0 + 2) = o1_2; *(o + os + c0 + 3) = o1_3;
@@ -14113,19 +14118,24 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x4_p64_int8__scalar(const float *r
   }
   for (; c0 + 1 <= 128; c0 += 1)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
-    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2)));
-    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3)));
+    float o0_0 = (*(o + c0));
+    float o1_0 = (*(o + os + c0));
+    float o2_0 = (*(o + 2 * os + c0));
+    float o3_0 = (*(o + 3 * os + c0));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); }
+      { const float a = (*(alpha + 2)); o2_0 = (o2_0 * a); }
+      { const float a = (*(alpha + 3)); o3_0 = (o3_0 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
       const float v0 = ((float)*(vj + c0));
-      { const float p = (pj[0] * vsj[0]); o0_0 = o0_0 + p * v0; }
-      { const float p = (pj[64] * vsj[0]); o1_0 = o1_0 + p * v0; }
-      { const float p = (pj[128] * vsj[0]); o2_0 = o2_0 + p * v0; }
-      { const float p = (pj[192] * vsj[0]); o3_0 = o3_0 + p * v0; }
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; }
+      { const float p = (*(pj + 64)); o1_0 = o1_0 + p * v0; }
+      { const float p = (*(pj + 128)); o2_0 = o2_0 + p * v0; }
+      { const float p = (*(pj + 192)); o3_0 = o3_0 + p * v0; }
     }
     *(o + c0) = o0_0;
     *(o + os + c0) = o1_0;
@@ -14135,7 +14145,7 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x4_p64_int8__scalar(const float *r
   for (int r = 0; r < 4; ++r)
     for (int c = c0; c < 128; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * (float)(v[j * vs + c]) * (vsc + j * vss)[0];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * (float)(v[j * vs + c]);
       o[r * os + c] = acc;
     }
 }

@@ -7,7 +7,7 @@
  *   isas = { "avx512", "avx2", "neon", "scalar" },
  *   rope = { style = "half", theta = 1000000, rotary_dim = 64 },
  *   tuned = {
- *     avx512 = { prefill = { rv = 2, kb = 8, pr = 8, pvv = 2, rows = 192, keys = 128 }, decode = { rb = 2, kb = 2, pr = 4, pvv = 4, keys = 512 } },
+ *     avx512 = { prefill = { rv = 2, kb = 8, pr = 8, pvv = 2, rows = 192, keys = 128 } },
  *     avx2 = { decode = { rb = 4, kb = 2, pr = 1, pvv = 8, keys = 8 } },
  *   },
  *   source = https://huggingface.co/Qwen/Qwen2.5-0.5B/blob/main/config.json

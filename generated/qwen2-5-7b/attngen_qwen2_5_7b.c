@@ -504,20 +504,33 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d128_32x8_s96__avx
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 8 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 96 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 96 + r * 1].
  * Column blocks of 32 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_panel_8x32_s96__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f || alpha[4] != 1.0f || alpha[5] != 1.0f || alpha[6] != 1.0f || alpha[7] != 1.0f;
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 16), _mm512_set1_ps(*(alpha + 1)));
-    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 16), _mm512_set1_ps(*(alpha + 2)));
-    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 16), _mm512_set1_ps(*(alpha + 3)));
-    __m512 o4_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 4 * os), _mm512_set1_ps(*(alpha + 4))), o4_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 4 * os + 16), _mm512_set1_ps(*(alpha + 4)));
-    __m512 o5_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 5 * os), _mm512_set1_ps(*(alpha + 5))), o5_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 5 * os + 16), _mm512_set1_ps(*(alpha + 5)));
-    __m512 o6_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 6 * os), _mm512_set1_ps(*(alpha + 6))), o6_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 6 * os + 16), _mm512_set1_ps(*(alpha + 6)));
-    __m512 o7_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 7 * os), _mm512_set1_ps(*(alpha + 7))), o7_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 7 * os + 16), _mm512_set1_ps(*(alpha + 7)));
+    __m512 o0_0 = _mm512_loadu_ps(o), o0_1 = _mm512_loadu_ps(o + 16);
+    __m512 o1_0 = _mm512_loadu_ps(o + os), o1_1 = _mm512_loadu_ps(o + os + 16);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os), o2_1 = _mm512_loadu_ps(o + 2 * os + 16);
+    __m512 o3_0 = _mm512_loadu_ps(o + 3 * os), o3_1 = _mm512_loadu_ps(o + 3 * os + 16);
+    __m512 o4_0 = _mm512_loadu_ps(o + 4 * os), o4_1 = _mm512_loadu_ps(o + 4 * os + 16);
+    __m512 o5_0 = _mm512_loadu_ps(o + 5 * os), o5_1 = _mm512_loadu_ps(o + 5 * os + 16);
+    __m512 o6_0 = _mm512_loadu_ps(o + 6 * os), o6_1 = _mm512_loadu_ps(o + 6 * os + 16);
+    __m512 o7_0 = _mm512_loadu_ps(o + 7 * os), o7_1 = _mm512_loadu_ps(o + 7 * os + 16);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 3)); o3_0 = _mm512_mul_ps(o3_0, a); o3_1 = _mm512_mul_ps(o3_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 4)); o4_0 = _mm512_mul_ps(o4_0, a); o4_1 = _mm512_mul_ps(o4_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 5)); o5_0 = _mm512_mul_ps(o5_0, a); o5_1 = _mm512_mul_ps(o5_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 6)); o6_0 = _mm512_mul_ps(o6_0, a); o6_1 = _mm512_mul_ps(o6_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 7)); o7_0 = _mm512_mul_ps(o7_0, a); o7_1 = _mm512_mul_ps(o7_1, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
@@ -543,451 +556,267 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_panel_8x32_s96__av
   }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows and KB=8 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 224 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t224__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_4x4_t224__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   const float *restrict k2 = krow[2];
   const float *restrict k3 = krow[3];
-  const float *restrict k4 = krow[4];
-  const float *restrict k5 = krow[5];
-  const float *restrict k6 = krow[6];
-  const float *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 128;
-    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps(), acc0_4 = _mm512_setzero_ps(), acc0_5 = _mm512_setzero_ps(), acc0_6 = _mm512_setzero_ps(), acc0_7 = _mm512_setzero_ps();
-    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(), acc1_4 = _mm512_setzero_ps(), acc1_5 = _mm512_setzero_ps(), acc1_6 = _mm512_setzero_ps(), acc1_7 = _mm512_setzero_ps();
-    { const __m512 qv0 = _mm512_loadu_ps(q0); const __m512 qv1 = _mm512_loadu_ps(q1);
-      { __m512 kv = _mm512_loadu_ps(k0); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_loadu_ps(k4); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_loadu_ps(k5); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_loadu_ps(k6); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_loadu_ps(k7); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 16); const __m512 qv1 = _mm512_loadu_ps(q1 + 16);
-      { __m512 kv = _mm512_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 16); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 16); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_loadu_ps(k4 + 16); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_loadu_ps(k5 + 16); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_loadu_ps(k6 + 16); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_loadu_ps(k7 + 16); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 32); const __m512 qv1 = _mm512_loadu_ps(q1 + 32);
-      { __m512 kv = _mm512_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 32); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 32); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_loadu_ps(k4 + 32); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_loadu_ps(k5 + 32); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_loadu_ps(k6 + 32); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_loadu_ps(k7 + 32); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 48); const __m512 qv1 = _mm512_loadu_ps(q1 + 48);
-      { __m512 kv = _mm512_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 48); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 48); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_loadu_ps(k4 + 48); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_loadu_ps(k5 + 48); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_loadu_ps(k6 + 48); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_loadu_ps(k7 + 48); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 64); const __m512 qv1 = _mm512_loadu_ps(q1 + 64);
-      { __m512 kv = _mm512_loadu_ps(k0 + 64); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 64); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 64); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 64); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_loadu_ps(k4 + 64); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_loadu_ps(k5 + 64); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_loadu_ps(k6 + 64); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_loadu_ps(k7 + 64); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 80); const __m512 qv1 = _mm512_loadu_ps(q1 + 80);
-      { __m512 kv = _mm512_loadu_ps(k0 + 80); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 80); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 80); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 80); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_loadu_ps(k4 + 80); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_loadu_ps(k5 + 80); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_loadu_ps(k6 + 80); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_loadu_ps(k7 + 80); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 96); const __m512 qv1 = _mm512_loadu_ps(q1 + 96);
-      { __m512 kv = _mm512_loadu_ps(k0 + 96); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 96); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 96); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 96); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_loadu_ps(k4 + 96); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_loadu_ps(k5 + 96); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_loadu_ps(k6 + 96); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_loadu_ps(k7 + 96); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 112); const __m512 qv1 = _mm512_loadu_ps(q1 + 112);
-      { __m512 kv = _mm512_loadu_ps(k0 + 112); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 112); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 112); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 112); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
-      { __m512 kv = _mm512_loadu_ps(k4 + 112); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
-      { __m512 kv = _mm512_loadu_ps(k5 + 112); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
-      { __m512 kv = _mm512_loadu_ps(k6 + 112); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
-      { __m512 kv = _mm512_loadu_ps(k7 + 112); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[224] = t4[1]; s[448] = t4[2]; s[672] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_4, acc0_5, acc0_6, acc0_7);
-      s[896] = t4[0]; s[1120] = t4[1]; s[1344] = t4[2]; s[1568] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
-      s[1] = t4[0]; s[225] = t4[1]; s[449] = t4[2]; s[673] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_4, acc1_5, acc1_6, acc1_7);
-      s[897] = t4[0]; s[1121] = t4[1]; s[1345] = t4[2]; s[1569] = t4[3]; }
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
+    __m512 acc2_0 = _mm512_setzero_ps(), acc2_1 = _mm512_setzero_ps(), acc2_2 = _mm512_setzero_ps(), acc2_3 = _mm512_setzero_ps();
+    __m512 acc3_0 = _mm512_setzero_ps(), acc3_1 = _mm512_setzero_ps(), acc3_2 = _mm512_setzero_ps(), acc3_3 = _mm512_setzero_ps();
+    { const __m512 qv0 = _mm512_loadu_ps(q0); const __m512 qv1 = _mm512_loadu_ps(q1); const __m512 qv2 = _mm512_loadu_ps(q2); const __m512 qv3 = _mm512_loadu_ps(q3);
+      { __m512 kv = _mm512_loadu_ps(k0); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_loadu_ps(k2); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_loadu_ps(k3); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 16); const __m512 qv1 = _mm512_loadu_ps(q1 + 16); const __m512 qv2 = _mm512_loadu_ps(q2 + 16); const __m512 qv3 = _mm512_loadu_ps(q3 + 16);
+      { __m512 kv = _mm512_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 16); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 16); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 32); const __m512 qv1 = _mm512_loadu_ps(q1 + 32); const __m512 qv2 = _mm512_loadu_ps(q2 + 32); const __m512 qv3 = _mm512_loadu_ps(q3 + 32);
+      { __m512 kv = _mm512_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 32); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 32); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 48); const __m512 qv1 = _mm512_loadu_ps(q1 + 48); const __m512 qv2 = _mm512_loadu_ps(q2 + 48); const __m512 qv3 = _mm512_loadu_ps(q3 + 48);
+      { __m512 kv = _mm512_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 48); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 48); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 64); const __m512 qv1 = _mm512_loadu_ps(q1 + 64); const __m512 qv2 = _mm512_loadu_ps(q2 + 64); const __m512 qv3 = _mm512_loadu_ps(q3 + 64);
+      { __m512 kv = _mm512_loadu_ps(k0 + 64); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 64); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 64); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 64); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 80); const __m512 qv1 = _mm512_loadu_ps(q1 + 80); const __m512 qv2 = _mm512_loadu_ps(q2 + 80); const __m512 qv3 = _mm512_loadu_ps(q3 + 80);
+      { __m512 kv = _mm512_loadu_ps(k0 + 80); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 80); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 80); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 80); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 96); const __m512 qv1 = _mm512_loadu_ps(q1 + 96); const __m512 qv2 = _mm512_loadu_ps(q2 + 96); const __m512 qv3 = _mm512_loadu_ps(q3 + 96);
+      { __m512 kv = _mm512_loadu_ps(k0 + 96); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 96); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 96); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 96); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 112); const __m512 qv1 = _mm512_loadu_ps(q1 + 112); const __m512 qv2 = _mm512_loadu_ps(q2 + 112); const __m512 qv3 = _mm512_loadu_ps(q3 + 112);
+      { __m512 kv = _mm512_loadu_ps(k0 + 112); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 112); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 112); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 112); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    attngen_hsum4_avx512(s + 224, acc0_1, acc1_1, acc2_1, acc3_1);
+    attngen_hsum4_avx512(s + 448, acc0_2, acc1_2, acc2_2, acc3_2);
+    attngen_hsum4_avx512(s + 672, acc0_3, acc1_3, acc2_3, acc3_3);
   }
 }
 
-/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=8 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 3 of a block of 4 query rows and KB=4 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 224 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_1of2x8_t224__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_3of4x4_t224__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   const float *restrict k2 = krow[2];
   const float *restrict k3 = krow[3];
-  const float *restrict k4 = krow[4];
-  const float *restrict k5 = krow[5];
-  const float *restrict k6 = krow[6];
-  const float *restrict k7 = krow[7];
-  {
-    const float *restrict q0 = qp + 0;
-    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps(), acc0_4 = _mm512_setzero_ps(), acc0_5 = _mm512_setzero_ps(), acc0_6 = _mm512_setzero_ps(), acc0_7 = _mm512_setzero_ps();
-    const __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(), acc1_4 = _mm512_setzero_ps(), acc1_5 = _mm512_setzero_ps(), acc1_6 = _mm512_setzero_ps(), acc1_7 = _mm512_setzero_ps(); /* rows past the live ones: S = 0 */
-    { const __m512 qv0 = _mm512_loadu_ps(q0);
-      { const __m512 kv = _mm512_loadu_ps(k0); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m512 kv = _mm512_loadu_ps(k1); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m512 kv = _mm512_loadu_ps(k2); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m512 kv = _mm512_loadu_ps(k3); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m512 kv = _mm512_loadu_ps(k4); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m512 kv = _mm512_loadu_ps(k5); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m512 kv = _mm512_loadu_ps(k6); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m512 kv = _mm512_loadu_ps(k7); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 16);
-      { const __m512 kv = _mm512_loadu_ps(k0 + 16); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 16); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 16); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 16); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 16); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 16); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 16); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 16); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 32);
-      { const __m512 kv = _mm512_loadu_ps(k0 + 32); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 32); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 32); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 32); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 32); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 32); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 32); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 32); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 48);
-      { const __m512 kv = _mm512_loadu_ps(k0 + 48); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 48); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 48); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 48); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 48); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 48); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 48); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 48); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 64);
-      { const __m512 kv = _mm512_loadu_ps(k0 + 64); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 64); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 64); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 64); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 64); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 64); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 64); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 64); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 80);
-      { const __m512 kv = _mm512_loadu_ps(k0 + 80); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 80); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 80); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 80); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 80); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 80); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 80); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 80); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 96);
-      { const __m512 kv = _mm512_loadu_ps(k0 + 96); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 96); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 96); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 96); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 96); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 96); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 96); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 96); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 112);
-      { const __m512 kv = _mm512_loadu_ps(k0 + 112); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 112); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 112); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 112); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 112); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 112); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 112); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 112); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); } }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[224] = t4[1]; s[448] = t4[2]; s[672] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_4, acc0_5, acc0_6, acc0_7);
-      s[896] = t4[0]; s[1120] = t4[1]; s[1344] = t4[2]; s[1568] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
-      s[1] = t4[0]; s[225] = t4[1]; s[449] = t4[2]; s[673] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_4, acc1_5, acc1_6, acc1_7);
-      s[897] = t4[0]; s[1121] = t4[1]; s[1345] = t4[2]; s[1569] = t4[3]; }
-  }
-}
-
-/* S[r][j] = Q_r · K_j for 2 query rows and KB=8 keys, key after key (each K row read whole): vector dot products along head_dim, then one
- * horizontal sum each, stored transposed (S[r][j] at s[j * 224 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
- * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t224_rowwise__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
-{
-  const float *restrict k0 = krow[0];
-  const float *restrict k1 = krow[1];
-  const float *restrict k2 = krow[2];
-  const float *restrict k3 = krow[3];
-  const float *restrict k4 = krow[4];
-  const float *restrict k5 = krow[5];
-  const float *restrict k6 = krow[6];
-  const float *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 128;
-    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps(), acc0_4 = _mm512_setzero_ps(), acc0_5 = _mm512_setzero_ps(), acc0_6 = _mm512_setzero_ps(), acc0_7 = _mm512_setzero_ps();
-    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(), acc1_4 = _mm512_setzero_ps(), acc1_5 = _mm512_setzero_ps(), acc1_6 = _mm512_setzero_ps(), acc1_7 = _mm512_setzero_ps();
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k0); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k1); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_1 = _mm512_add_ps(ka0, kb0); acc1_1 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k2); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_2 = _mm512_add_ps(ka0, kb0); acc1_2 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k3); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k4); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_4 = _mm512_add_ps(ka0, kb0); acc1_4 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k5); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_5 = _mm512_add_ps(ka0, kb0); acc1_5 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k6); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_6 = _mm512_add_ps(ka0, kb0); acc1_6 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k7); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_7 = _mm512_add_ps(ka0, kb0); acc1_7 = _mm512_add_ps(ka1, kb1); }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[224] = t4[1]; s[448] = t4[2]; s[672] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_4, acc0_5, acc0_6, acc0_7);
-      s[896] = t4[0]; s[1120] = t4[1]; s[1344] = t4[2]; s[1568] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
-      s[1] = t4[0]; s[225] = t4[1]; s[449] = t4[2]; s[673] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_4, acc1_5, acc1_6, acc1_7);
-      s[897] = t4[0]; s[1121] = t4[1]; s[1345] = t4[2]; s[1569] = t4[3]; }
+    const float *restrict q2 = qp + 2 * 128;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
+    __m512 acc2_0 = _mm512_setzero_ps(), acc2_1 = _mm512_setzero_ps(), acc2_2 = _mm512_setzero_ps(), acc2_3 = _mm512_setzero_ps();
+    const __m512 acc3_0 = _mm512_setzero_ps(), acc3_1 = _mm512_setzero_ps(), acc3_2 = _mm512_setzero_ps(), acc3_3 = _mm512_setzero_ps(); /* rows past the live ones: S = 0 */
+    { const __m512 qv0 = _mm512_loadu_ps(q0); const __m512 qv1 = _mm512_loadu_ps(q1); const __m512 qv2 = _mm512_loadu_ps(q2);
+      { __m512 kv = _mm512_loadu_ps(k0); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); }
+      { __m512 kv = _mm512_loadu_ps(k1); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); }
+      { __m512 kv = _mm512_loadu_ps(k2); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); }
+      { __m512 kv = _mm512_loadu_ps(k3); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 16); const __m512 qv1 = _mm512_loadu_ps(q1 + 16); const __m512 qv2 = _mm512_loadu_ps(q2 + 16);
+      { __m512 kv = _mm512_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 16); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 16); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 32); const __m512 qv1 = _mm512_loadu_ps(q1 + 32); const __m512 qv2 = _mm512_loadu_ps(q2 + 32);
+      { __m512 kv = _mm512_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 32); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 32); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 48); const __m512 qv1 = _mm512_loadu_ps(q1 + 48); const __m512 qv2 = _mm512_loadu_ps(q2 + 48);
+      { __m512 kv = _mm512_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 48); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 48); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 64); const __m512 qv1 = _mm512_loadu_ps(q1 + 64); const __m512 qv2 = _mm512_loadu_ps(q2 + 64);
+      { __m512 kv = _mm512_loadu_ps(k0 + 64); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 64); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 64); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 64); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 80); const __m512 qv1 = _mm512_loadu_ps(q1 + 80); const __m512 qv2 = _mm512_loadu_ps(q2 + 80);
+      { __m512 kv = _mm512_loadu_ps(k0 + 80); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 80); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 80); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 80); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 96); const __m512 qv1 = _mm512_loadu_ps(q1 + 96); const __m512 qv2 = _mm512_loadu_ps(q2 + 96);
+      { __m512 kv = _mm512_loadu_ps(k0 + 96); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 96); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 96); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 96); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 112); const __m512 qv1 = _mm512_loadu_ps(q1 + 112); const __m512 qv2 = _mm512_loadu_ps(q2 + 112);
+      { __m512 kv = _mm512_loadu_ps(k0 + 112); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 112); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 112); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 112); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); } }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    attngen_hsum4_avx512(s + 224, acc0_1, acc1_1, acc2_1, acc3_1);
+    attngen_hsum4_avx512(s + 448, acc0_2, acc1_2, acc2_2, acc3_2);
+    attngen_hsum4_avx512(s + 672, acc0_3, acc1_3, acc2_3, acc3_3);
   }
 }
 
-/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=8 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 224 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_1of2x8_t224_rowwise__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_4x4_t224_rowwise__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   const float *restrict k2 = krow[2];
   const float *restrict k3 = krow[3];
-  const float *restrict k4 = krow[4];
-  const float *restrict k5 = krow[5];
-  const float *restrict k6 = krow[6];
-  const float *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
-    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps(), acc0_4 = _mm512_setzero_ps(), acc0_5 = _mm512_setzero_ps(), acc0_6 = _mm512_setzero_ps(), acc0_7 = _mm512_setzero_ps();
-    const __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(), acc1_4 = _mm512_setzero_ps(), acc1_5 = _mm512_setzero_ps(), acc1_6 = _mm512_setzero_ps(), acc1_7 = _mm512_setzero_ps(); /* rows past the live ones: S = 0 */
-    { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k0); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); }
-      acc0_0 = _mm512_add_ps(ka0, kb0); }
+    const float *restrict q1 = qp + 128;
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
+    __m512 acc2_0 = _mm512_setzero_ps(), acc2_1 = _mm512_setzero_ps(), acc2_2 = _mm512_setzero_ps(), acc2_3 = _mm512_setzero_ps();
+    __m512 acc3_0 = _mm512_setzero_ps(), acc3_1 = _mm512_setzero_ps(), acc3_2 = _mm512_setzero_ps(), acc3_3 = _mm512_setzero_ps();
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k0); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
+      acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); acc2_0 = _mm512_add_ps(ka2, kb2); acc3_0 = _mm512_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k1); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); }
-      acc0_1 = _mm512_add_ps(ka0, kb0); }
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k1); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
+      acc0_1 = _mm512_add_ps(ka0, kb0); acc1_1 = _mm512_add_ps(ka1, kb1); acc2_1 = _mm512_add_ps(ka2, kb2); acc3_1 = _mm512_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k2); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); }
-      acc0_2 = _mm512_add_ps(ka0, kb0); }
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k2); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
+      acc0_2 = _mm512_add_ps(ka0, kb0); acc1_2 = _mm512_add_ps(ka1, kb1); acc2_2 = _mm512_add_ps(ka2, kb2); acc3_2 = _mm512_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k3); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); }
-      acc0_3 = _mm512_add_ps(ka0, kb0); }
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k3); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
+      acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); acc2_3 = _mm512_add_ps(ka2, kb2); acc3_3 = _mm512_add_ps(ka3, kb3); }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    attngen_hsum4_avx512(s + 224, acc0_1, acc1_1, acc2_1, acc3_1);
+    attngen_hsum4_avx512(s + 448, acc0_2, acc1_2, acc2_2, acc3_2);
+    attngen_hsum4_avx512(s + 672, acc0_3, acc1_3, acc2_3, acc3_3);
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 3 of a block of 4 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored transposed (S[r][j] at s[j * 224 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_3of4x4_t224_rowwise__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+{
+  const float *restrict k0 = krow[0];
+  const float *restrict k1 = krow[1];
+  const float *restrict k2 = krow[2];
+  const float *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + 128;
+    const float *restrict q2 = qp + 2 * 128;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
+    __m512 acc2_0 = _mm512_setzero_ps(), acc2_1 = _mm512_setzero_ps(), acc2_2 = _mm512_setzero_ps(), acc2_3 = _mm512_setzero_ps();
+    const __m512 acc3_0 = _mm512_setzero_ps(), acc3_1 = _mm512_setzero_ps(), acc3_2 = _mm512_setzero_ps(), acc3_3 = _mm512_setzero_ps(); /* rows past the live ones: S = 0 */
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k0); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); }
+      acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); acc2_0 = _mm512_add_ps(ka2, kb2); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k4); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); }
-      acc0_4 = _mm512_add_ps(ka0, kb0); }
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k1); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); }
+      acc0_1 = _mm512_add_ps(ka0, kb0); acc1_1 = _mm512_add_ps(ka1, kb1); acc2_1 = _mm512_add_ps(ka2, kb2); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k5); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); }
-      acc0_5 = _mm512_add_ps(ka0, kb0); }
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k2); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); }
+      acc0_2 = _mm512_add_ps(ka0, kb0); acc1_2 = _mm512_add_ps(ka1, kb1); acc2_2 = _mm512_add_ps(ka2, kb2); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k6); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); }
-      acc0_6 = _mm512_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k7); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); }
-      acc0_7 = _mm512_add_ps(ka0, kb0); }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[224] = t4[1]; s[448] = t4[2]; s[672] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_4, acc0_5, acc0_6, acc0_7);
-      s[896] = t4[0]; s[1120] = t4[1]; s[1344] = t4[2]; s[1568] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
-      s[1] = t4[0]; s[225] = t4[1]; s[449] = t4[2]; s[673] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_4, acc1_5, acc1_6, acc1_7);
-      s[897] = t4[0]; s[1121] = t4[1]; s[1345] = t4[2]; s[1569] = t4[3]; }
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k3); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); }
+      acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); acc2_3 = _mm512_add_ps(ka2, kb2); }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    attngen_hsum4_avx512(s + 224, acc0_1, acc1_1, acc2_1, acc3_1);
+    attngen_hsum4_avx512(s + 448, acc0_2, acc1_2, acc2_2, acc3_2);
+    attngen_hsum4_avx512(s + 672, acc0_3, acc1_3, acc2_3, acc3_3);
   }
 }
 
@@ -1313,16 +1142,25 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d128_16x8_q16_t224
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 224 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 224 + r * 1].
  * Column blocks of 64 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x64_t224__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 48), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 32), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 48), _mm512_set1_ps(*(alpha + 1)));
-    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 16), _mm512_set1_ps(*(alpha + 2))), o2_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 32), _mm512_set1_ps(*(alpha + 2))), o2_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 48), _mm512_set1_ps(*(alpha + 2)));
-    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 16), _mm512_set1_ps(*(alpha + 3))), o3_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 32), _mm512_set1_ps(*(alpha + 3))), o3_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 48), _mm512_set1_ps(*(alpha + 3)));
+    __m512 o0_0 = _mm512_loadu_ps(o), o0_1 = _mm512_loadu_ps(o + 16), o0_2 = _mm512_loadu_ps(o + 32), o0_3 = _mm512_loadu_ps(o + 48);
+    __m512 o1_0 = _mm512_loadu_ps(o + os), o1_1 = _mm512_loadu_ps(o + os + 16), o1_2 = _mm512_loadu_ps(o + os + 32), o1_3 = _mm512_loadu_ps(o + os + 48);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os), o2_1 = _mm512_loadu_ps(o + 2 * os + 16), o2_2 = _mm512_loadu_ps(o + 2 * os + 32), o2_3 = _mm512_loadu_ps(o + 2 * os + 48);
+    __m512 o3_0 = _mm512_loadu_ps(o + 3 * os), o3_1 = _mm512_loadu_ps(o + 3 * os + 16), o3_2 = _mm512_loadu_ps(o + 3 * os + 32), o3_3 = _mm512_loadu_ps(o + 3 * os + 48);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); o0_3 = _mm512_mul_ps(o0_3, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); o1_3 = _mm512_mul_ps(o1_3, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); o2_2 = _mm512_mul_ps(o2_2, a); o2_3 = _mm512_mul_ps(o2_3, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 3)); o3_0 = _mm512_mul_ps(o3_0, a); o3_1 = _mm512_mul_ps(o3_1, a); o3_2 = _mm512_mul_ps(o3_2, a); o3_3 = _mm512_mul_ps(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -1339,10 +1177,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x64_t224__av
     _mm512_storeu_ps(o + 3 * os, o3_0); _mm512_storeu_ps(o + 3 * os + 16, o3_1); _mm512_storeu_ps(o + 3 * os + 32, o3_2); _mm512_storeu_ps(o + 3 * os + 48, o3_3);
   }
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 64), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 80), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 96), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 112), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 64), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 80), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 96), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 112), _mm512_set1_ps(*(alpha + 1)));
-    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 64), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 80), _mm512_set1_ps(*(alpha + 2))), o2_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 96), _mm512_set1_ps(*(alpha + 2))), o2_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 112), _mm512_set1_ps(*(alpha + 2)));
-    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 64), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 80), _mm512_set1_ps(*(alpha + 3))), o3_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 96), _mm512_set1_ps(*(alpha + 3))), o3_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 112), _mm512_set1_ps(*(alpha + 3)));
+    __m512 o0_0 = _mm512_loadu_ps(o + 64), o0_1 = _mm512_loadu_ps(o + 80), o0_2 = _mm512_loadu_ps(o + 96), o0_3 = _mm512_loadu_ps(o + 112);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + 64), o1_1 = _mm512_loadu_ps(o + os + 80), o1_2 = _mm512_loadu_ps(o + os + 96), o1_3 = _mm512_loadu_ps(o + os + 112);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os + 64), o2_1 = _mm512_loadu_ps(o + 2 * os + 80), o2_2 = _mm512_loadu_ps(o + 2 * os + 96), o2_3 = _mm512_loadu_ps(o + 2 * os + 112);
+    __m512 o3_0 = _mm512_loadu_ps(o + 3 * os + 64), o3_1 = _mm512_loadu_ps(o + 3 * os + 80), o3_2 = _mm512_loadu_ps(o + 3 * os + 96), o3_3 = _mm512_loadu_ps(o + 3 * os + 112);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); o0_3 = _mm512_mul_ps(o0_3, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); o1_3 = _mm512_mul_ps(o1_3, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); o2_2 = _mm512_mul_ps(o2_2, a); o2_3 = _mm512_mul_ps(o2_3, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 3)); o3_0 = _mm512_mul_ps(o3_0, a); o3_1 = _mm512_mul_ps(o3_1, a); o3_2 = _mm512_mul_ps(o3_2, a); o3_3 = _mm512_mul_ps(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -1361,14 +1205,21 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x64_t224__av
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 224 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 224 + r * 1].
  * Column blocks of 128 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_2x128_t224__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 48), _mm512_set1_ps(*(alpha))), o0_4 = _mm512_mul_ps(_mm512_loadu_ps(o + 64), _mm512_set1_ps(*(alpha))), o0_5 = _mm512_mul_ps(_mm512_loadu_ps(o + 80), _mm512_set1_ps(*(alpha))), o0_6 = _mm512_mul_ps(_mm512_loadu_ps(o + 96), _mm512_set1_ps(*(alpha))), o0_7 = _mm512_mul_ps(_mm512_loadu_ps(o + 112), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 32), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 48), _mm512_set1_ps(*(alpha + 1))), o1_4 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 64), _mm512_set1_ps(*(alpha + 1))), o1_5 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 80), _mm512_set1_ps(*(alpha + 1))), o1_6 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 96), _mm512_set1_ps(*(alpha + 1))), o1_7 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 112), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o0_0 = _mm512_loadu_ps(o), o0_1 = _mm512_loadu_ps(o + 16), o0_2 = _mm512_loadu_ps(o + 32), o0_3 = _mm512_loadu_ps(o + 48), o0_4 = _mm512_loadu_ps(o + 64), o0_5 = _mm512_loadu_ps(o + 80), o0_6 = _mm512_loadu_ps(o + 96), o0_7 = _mm512_loadu_ps(o + 112);
+    __m512 o1_0 = _mm512_loadu_ps(o + os), o1_1 = _mm512_loadu_ps(o + os + 16), o1_2 = _mm512_loadu_ps(o + os + 32), o1_3 = _mm512_loadu_ps(o + os + 48), o1_4 = _mm512_loadu_ps(o + os + 64), o1_5 = _mm512_loadu_ps(o + os + 80), o1_6 = _mm512_loadu_ps(o + os + 96), o1_7 = _mm512_loadu_ps(o + os + 112);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); o0_3 = _mm512_mul_ps(o0_3, a); o0_4 = _mm512_mul_ps(o0_4, a); o0_5 = _mm512_mul_ps(o0_5, a); o0_6 = _mm512_mul_ps(o0_6, a); o0_7 = _mm512_mul_ps(o0_7, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); o1_3 = _mm512_mul_ps(o1_3, a); o1_4 = _mm512_mul_ps(o1_4, a); o1_5 = _mm512_mul_ps(o1_5, a); o1_6 = _mm512_mul_ps(o1_6, a); o1_7 = _mm512_mul_ps(o1_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -1383,14 +1234,20 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_2x128_t224__a
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 224 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 224 + r * 1].
  * Column blocks of 128 floats keep 8 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_1of2x128_t224__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   (void)os; /* one row per block */
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f;
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 48), _mm512_set1_ps(*(alpha))), o0_4 = _mm512_mul_ps(_mm512_loadu_ps(o + 64), _mm512_set1_ps(*(alpha))), o0_5 = _mm512_mul_ps(_mm512_loadu_ps(o + 80), _mm512_set1_ps(*(alpha))), o0_6 = _mm512_mul_ps(_mm512_loadu_ps(o + 96), _mm512_set1_ps(*(alpha))), o0_7 = _mm512_mul_ps(_mm512_loadu_ps(o + 112), _mm512_set1_ps(*(alpha)));
+    __m512 o0_0 = _mm512_loadu_ps(o), o0_1 = _mm512_loadu_ps(o + 16), o0_2 = _mm512_loadu_ps(o + 32), o0_3 = _mm512_loadu_ps(o + 48), o0_4 = _mm512_loadu_ps(o + 64), o0_5 = _mm512_loadu_ps(o + 80), o0_6 = _mm512_loadu_ps(o + 96), o0_7 = _mm512_loadu_ps(o + 112);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); o0_3 = _mm512_mul_ps(o0_3, a); o0_4 = _mm512_mul_ps(o0_4, a); o0_5 = _mm512_mul_ps(o0_5, a); o0_6 = _mm512_mul_ps(o0_6, a); o0_7 = _mm512_mul_ps(o0_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -1402,15 +1259,23 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_1of2x128_t224
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 3 (of a block of 4) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 224 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 224 + r * 1].
  * Column blocks of 64 floats keep 12 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_3of4x64_t224__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f;
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 48), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 32), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 48), _mm512_set1_ps(*(alpha + 1)));
-    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 16), _mm512_set1_ps(*(alpha + 2))), o2_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 32), _mm512_set1_ps(*(alpha + 2))), o2_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 48), _mm512_set1_ps(*(alpha + 2)));
+    __m512 o0_0 = _mm512_loadu_ps(o), o0_1 = _mm512_loadu_ps(o + 16), o0_2 = _mm512_loadu_ps(o + 32), o0_3 = _mm512_loadu_ps(o + 48);
+    __m512 o1_0 = _mm512_loadu_ps(o + os), o1_1 = _mm512_loadu_ps(o + os + 16), o1_2 = _mm512_loadu_ps(o + os + 32), o1_3 = _mm512_loadu_ps(o + os + 48);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os), o2_1 = _mm512_loadu_ps(o + 2 * os + 16), o2_2 = _mm512_loadu_ps(o + 2 * os + 32), o2_3 = _mm512_loadu_ps(o + 2 * os + 48);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); o0_3 = _mm512_mul_ps(o0_3, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); o1_3 = _mm512_mul_ps(o1_3, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); o2_2 = _mm512_mul_ps(o2_2, a); o2_3 = _mm512_mul_ps(o2_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -1425,9 +1290,14 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_3of4x64_t224_
     _mm512_storeu_ps(o + 2 * os, o2_0); _mm512_storeu_ps(o + 2 * os + 16, o2_1); _mm512_storeu_ps(o + 2 * os + 32, o2_2); _mm512_storeu_ps(o + 2 * os + 48, o2_3);
   }
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 64), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 80), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 96), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 112), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 64), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 80), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 96), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 112), _mm512_set1_ps(*(alpha + 1)));
-    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 64), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 80), _mm512_set1_ps(*(alpha + 2))), o2_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 96), _mm512_set1_ps(*(alpha + 2))), o2_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 112), _mm512_set1_ps(*(alpha + 2)));
+    __m512 o0_0 = _mm512_loadu_ps(o + 64), o0_1 = _mm512_loadu_ps(o + 80), o0_2 = _mm512_loadu_ps(o + 96), o0_3 = _mm512_loadu_ps(o + 112);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + 64), o1_1 = _mm512_loadu_ps(o + os + 80), o1_2 = _mm512_loadu_ps(o + os + 96), o1_3 = _mm512_loadu_ps(o + os + 112);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os + 64), o2_1 = _mm512_loadu_ps(o + 2 * os + 80), o2_2 = _mm512_loadu_ps(o + 2 * os + 96), o2_3 = _mm512_loadu_ps(o + 2 * os + 112);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); o0_3 = _mm512_mul_ps(o0_3, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); o1_3 = _mm512_mul_ps(o1_3, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); o2_2 = _mm512_mul_ps(o2_2, a); o2_3 = _mm512_mul_ps(o2_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -1814,7 +1684,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_padding_prefill__avx5
   }
 }
 
-/* attn_h28_kv4_d128_causal_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x8 dot products, softmax down the columns of Sᵀ, P·V 4x64, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+/* attn_h28_kv4_d128_causal_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, softmax down the columns of Sᵀ, P·V 4x64, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -1901,7 +1771,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_decode__avx512(const 
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
     for (int j = 0; j < 128; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -1920,8 +1790,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_decode__avx512(const 
   const int contig = ks == 128 && vs == 128;
   const int nk = contig ? 128 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 128 * (int)sizeof(*a->k));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -1931,7 +1802,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_decode__avx512(const 
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
@@ -1944,7 +1815,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_decode__avx512(const 
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -1965,33 +1837,34 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_decode__avx512(const 
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d128_2x8_t224_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_t224_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
           switch (rows - r0) { /* the last rows: an edge block computes only those */
           case 0: break;
-          case 1: attngen_qkdot_d128_1of2x8_t224_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
-          default: attngen_qkdot_d128_2x8_t224_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
+          case 3: attngen_qkdot_d128_3of4x4_t224_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          default: attngen_qkdot_d128_4x4_t224_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -2003,12 +1876,12 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_decode__avx512(const 
             }
           }
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d128_2x8_t224__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_t224__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
           switch (rows - r0) { /* the last rows: an edge block computes only those */
           case 0: break;
-          case 1: attngen_qkdot_d128_1of2x8_t224__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
-          default: attngen_qkdot_d128_2x8_t224__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
+          case 3: attngen_qkdot_d128_3of4x4_t224__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          default: attngen_qkdot_d128_4x4_t224__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
         }
       }
@@ -2048,7 +1921,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_decode__avx512(const 
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -2109,7 +1983,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_decode__avx512(const 
   }
 }
 
-/* attn_h28_kv4_d128_causal_padding_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x8 dot products, softmax down the columns of Sᵀ, P·V 4x64, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+/* attn_h28_kv4_d128_causal_padding_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, softmax down the columns of Sᵀ, P·V 4x64, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_padding_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -2196,7 +2070,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_padding_decode__avx51
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
     for (int j = 0; j < 128; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -2216,8 +2090,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_padding_decode__avx51
   const int contig = ks == 128 && vs == 128;
   const int nk = contig ? 128 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 128 * (int)sizeof(*a->k));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -2227,7 +2102,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_padding_decode__avx51
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
@@ -2240,7 +2115,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_padding_decode__avx51
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -2261,33 +2137,34 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_padding_decode__avx51
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d128_2x8_t224_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_t224_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
           switch (rows - r0) { /* the last rows: an edge block computes only those */
           case 0: break;
-          case 1: attngen_qkdot_d128_1of2x8_t224_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
-          default: attngen_qkdot_d128_2x8_t224_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
+          case 3: attngen_qkdot_d128_3of4x4_t224_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          default: attngen_qkdot_d128_4x4_t224_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -2299,12 +2176,12 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_padding_decode__avx51
             }
           }
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d128_2x8_t224__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_t224__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
           switch (rows - r0) { /* the last rows: an edge block computes only those */
           case 0: break;
-          case 1: attngen_qkdot_d128_1of2x8_t224__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
-          default: attngen_qkdot_d128_2x8_t224__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
+          case 3: attngen_qkdot_d128_3of4x4_t224__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          default: attngen_qkdot_d128_4x4_t224__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
         }
       }
@@ -2344,7 +2221,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_padding_decode__avx51
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -2710,18 +2588,29 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d128_24x4_s96__avx2(
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 6 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 96 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 96 + r * 1].
  * Column blocks of 16 floats keep 12 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16_s96__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f || alpha[4] != 1.0f || alpha[5] != 1.0f;
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 8), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 8), _mm256_broadcast_ss(alpha + 3));
-    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os), _mm256_broadcast_ss(alpha + 4)), o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 8), _mm256_broadcast_ss(alpha + 4));
-    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os), _mm256_broadcast_ss(alpha + 5)), o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 8), _mm256_broadcast_ss(alpha + 5));
+    __m256 o0_0 = _mm256_loadu_ps(o), o0_1 = _mm256_loadu_ps(o + 8);
+    __m256 o1_0 = _mm256_loadu_ps(o + os), o1_1 = _mm256_loadu_ps(o + os + 8);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os), o2_1 = _mm256_loadu_ps(o + 2 * os + 8);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os), o3_1 = _mm256_loadu_ps(o + 3 * os + 8);
+    __m256 o4_0 = _mm256_loadu_ps(o + 4 * os), o4_1 = _mm256_loadu_ps(o + 4 * os + 8);
+    __m256 o5_0 = _mm256_loadu_ps(o + 5 * os), o5_1 = _mm256_loadu_ps(o + 5 * os + 8);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 4); o4_0 = _mm256_mul_ps(o4_0, a); o4_1 = _mm256_mul_ps(o4_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 5); o5_0 = _mm256_mul_ps(o5_0, a); o5_1 = _mm256_mul_ps(o5_1, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
@@ -3465,16 +3354,25 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d128_8x8_q8_t224__av
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 224 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 224 + r * 1].
  * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t224__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 8), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 16), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 8), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 16), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o), o0_1 = _mm256_loadu_ps(o + 8), o0_2 = _mm256_loadu_ps(o + 16);
+    __m256 o1_0 = _mm256_loadu_ps(o + os), o1_1 = _mm256_loadu_ps(o + os + 8), o1_2 = _mm256_loadu_ps(o + os + 16);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os), o2_1 = _mm256_loadu_ps(o + 2 * os + 8), o2_2 = _mm256_loadu_ps(o + 2 * os + 16);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os), o3_1 = _mm256_loadu_ps(o + 3 * os + 8), o3_2 = _mm256_loadu_ps(o + 3 * os + 16);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -3491,10 +3389,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t224__avx2
     _mm256_storeu_ps(o + 3 * os, o3_0); _mm256_storeu_ps(o + 3 * os + 8, o3_1); _mm256_storeu_ps(o + 3 * os + 16, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 24), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 32), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 40), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 24), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 32), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 40), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 24), o0_1 = _mm256_loadu_ps(o + 32), o0_2 = _mm256_loadu_ps(o + 40);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 24), o1_1 = _mm256_loadu_ps(o + os + 32), o1_2 = _mm256_loadu_ps(o + os + 40);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 24), o2_1 = _mm256_loadu_ps(o + 2 * os + 32), o2_2 = _mm256_loadu_ps(o + 2 * os + 40);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 24), o3_1 = _mm256_loadu_ps(o + 3 * os + 32), o3_2 = _mm256_loadu_ps(o + 3 * os + 40);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -3511,10 +3415,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t224__avx2
     _mm256_storeu_ps(o + 3 * os + 24, o3_0); _mm256_storeu_ps(o + 3 * os + 32, o3_1); _mm256_storeu_ps(o + 3 * os + 40, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 64), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 64), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 48), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 56), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 64), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 48), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 56), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 64), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 48), o0_1 = _mm256_loadu_ps(o + 56), o0_2 = _mm256_loadu_ps(o + 64);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 48), o1_1 = _mm256_loadu_ps(o + os + 56), o1_2 = _mm256_loadu_ps(o + os + 64);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 48), o2_1 = _mm256_loadu_ps(o + 2 * os + 56), o2_2 = _mm256_loadu_ps(o + 2 * os + 64);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 48), o3_1 = _mm256_loadu_ps(o + 3 * os + 56), o3_2 = _mm256_loadu_ps(o + 3 * os + 64);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -3531,10 +3441,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t224__avx2
     _mm256_storeu_ps(o + 3 * os + 48, o3_0); _mm256_storeu_ps(o + 3 * os + 56, o3_1); _mm256_storeu_ps(o + 3 * os + 64, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 72), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 72), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 80), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 88), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 72), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 80), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 88), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 72), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 80), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 88), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 72), o0_1 = _mm256_loadu_ps(o + 80), o0_2 = _mm256_loadu_ps(o + 88);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 72), o1_1 = _mm256_loadu_ps(o + os + 80), o1_2 = _mm256_loadu_ps(o + os + 88);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 72), o2_1 = _mm256_loadu_ps(o + 2 * os + 80), o2_2 = _mm256_loadu_ps(o + 2 * os + 88);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 72), o3_1 = _mm256_loadu_ps(o + 3 * os + 80), o3_2 = _mm256_loadu_ps(o + 3 * os + 88);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -3551,10 +3467,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t224__avx2
     _mm256_storeu_ps(o + 3 * os + 72, o3_0); _mm256_storeu_ps(o + 3 * os + 80, o3_1); _mm256_storeu_ps(o + 3 * os + 88, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 96), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 104), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 96), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 104), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 112), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 96), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 104), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 112), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 96), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 104), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 112), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 96), o0_1 = _mm256_loadu_ps(o + 104), o0_2 = _mm256_loadu_ps(o + 112);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 96), o1_1 = _mm256_loadu_ps(o + os + 104), o1_2 = _mm256_loadu_ps(o + os + 112);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 96), o2_1 = _mm256_loadu_ps(o + 2 * os + 104), o2_2 = _mm256_loadu_ps(o + 2 * os + 112);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 96), o3_1 = _mm256_loadu_ps(o + 3 * os + 104), o3_2 = _mm256_loadu_ps(o + 3 * os + 112);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -3571,10 +3493,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t224__avx2
     _mm256_storeu_ps(o + 3 * os + 96, o3_0); _mm256_storeu_ps(o + 3 * os + 104, o3_1); _mm256_storeu_ps(o + 3 * os + 112, o3_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 120), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 120), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 120), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_loadu_ps(o + 120);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 120);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 120);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 120);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -3593,14 +3521,21 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t224__avx2
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 224 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 224 + r * 1].
  * Column blocks of 64 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x64_t224__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), _mm256_broadcast_ss(alpha + 1)), o1_4 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), _mm256_broadcast_ss(alpha + 1)), o1_5 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), _mm256_broadcast_ss(alpha + 1)), o1_6 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), _mm256_broadcast_ss(alpha + 1)), o1_7 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o), o0_1 = _mm256_loadu_ps(o + 8), o0_2 = _mm256_loadu_ps(o + 16), o0_3 = _mm256_loadu_ps(o + 24), o0_4 = _mm256_loadu_ps(o + 32), o0_5 = _mm256_loadu_ps(o + 40), o0_6 = _mm256_loadu_ps(o + 48), o0_7 = _mm256_loadu_ps(o + 56);
+    __m256 o1_0 = _mm256_loadu_ps(o + os), o1_1 = _mm256_loadu_ps(o + os + 8), o1_2 = _mm256_loadu_ps(o + os + 16), o1_3 = _mm256_loadu_ps(o + os + 24), o1_4 = _mm256_loadu_ps(o + os + 32), o1_5 = _mm256_loadu_ps(o + os + 40), o1_6 = _mm256_loadu_ps(o + os + 48), o1_7 = _mm256_loadu_ps(o + os + 56);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); o0_4 = _mm256_mul_ps(o0_4, a); o0_5 = _mm256_mul_ps(o0_5, a); o0_6 = _mm256_mul_ps(o0_6, a); o0_7 = _mm256_mul_ps(o0_7, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); o1_4 = _mm256_mul_ps(o1_4, a); o1_5 = _mm256_mul_ps(o1_5, a); o1_6 = _mm256_mul_ps(o1_6, a); o1_7 = _mm256_mul_ps(o1_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -3613,8 +3548,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x64_t224__avx2
     _mm256_storeu_ps(o + os, o1_0); _mm256_storeu_ps(o + os + 8, o1_1); _mm256_storeu_ps(o + os + 16, o1_2); _mm256_storeu_ps(o + os + 24, o1_3); _mm256_storeu_ps(o + os + 32, o1_4); _mm256_storeu_ps(o + os + 40, o1_5); _mm256_storeu_ps(o + os + 48, o1_6); _mm256_storeu_ps(o + os + 56, o1_7);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 64), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 72), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 96), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 104), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 64), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 72), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 80), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 88), _mm256_broadcast_ss(alpha + 1)), o1_4 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 96), _mm256_broadcast_ss(alpha + 1)), o1_5 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 104), _mm256_broadcast_ss(alpha + 1)), o1_6 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 112), _mm256_broadcast_ss(alpha + 1)), o1_7 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 120), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o + 64), o0_1 = _mm256_loadu_ps(o + 72), o0_2 = _mm256_loadu_ps(o + 80), o0_3 = _mm256_loadu_ps(o + 88), o0_4 = _mm256_loadu_ps(o + 96), o0_5 = _mm256_loadu_ps(o + 104), o0_6 = _mm256_loadu_ps(o + 112), o0_7 = _mm256_loadu_ps(o + 120);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 64), o1_1 = _mm256_loadu_ps(o + os + 72), o1_2 = _mm256_loadu_ps(o + os + 80), o1_3 = _mm256_loadu_ps(o + os + 88), o1_4 = _mm256_loadu_ps(o + os + 96), o1_5 = _mm256_loadu_ps(o + os + 104), o1_6 = _mm256_loadu_ps(o + os + 112), o1_7 = _mm256_loadu_ps(o + os + 120);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); o0_4 = _mm256_mul_ps(o0_4, a); o0_5 = _mm256_mul_ps(o0_5, a); o0_6 = _mm256_mul_ps(o0_6, a); o0_7 = _mm256_mul_ps(o0_7, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); o1_4 = _mm256_mul_ps(o1_4, a); o1_5 = _mm256_mul_ps(o1_5, a); o1_6 = _mm256_mul_ps(o1_6, a); o1_7 = _mm256_mul_ps(o1_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -3629,14 +3568,20 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x64_t224__avx2
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 224 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 224 + r * 1].
  * Column blocks of 64 floats keep 8 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_1of2x64_t224__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   (void)os; /* one row per block */
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f;
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha));
+    __m256 o0_0 = _mm256_loadu_ps(o), o0_1 = _mm256_loadu_ps(o + 8), o0_2 = _mm256_loadu_ps(o + 16), o0_3 = _mm256_loadu_ps(o + 24), o0_4 = _mm256_loadu_ps(o + 32), o0_5 = _mm256_loadu_ps(o + 40), o0_6 = _mm256_loadu_ps(o + 48), o0_7 = _mm256_loadu_ps(o + 56);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); o0_4 = _mm256_mul_ps(o0_4, a); o0_5 = _mm256_mul_ps(o0_5, a); o0_6 = _mm256_mul_ps(o0_6, a); o0_7 = _mm256_mul_ps(o0_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -3646,7 +3591,10 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_1of2x64_t224__a
     _mm256_storeu_ps(o, o0_0); _mm256_storeu_ps(o + 8, o0_1); _mm256_storeu_ps(o + 16, o0_2); _mm256_storeu_ps(o + 24, o0_3); _mm256_storeu_ps(o + 32, o0_4); _mm256_storeu_ps(o + 40, o0_5); _mm256_storeu_ps(o + 48, o0_6); _mm256_storeu_ps(o + 56, o0_7);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 64), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 72), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 96), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 104), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), _mm256_broadcast_ss(alpha));
+    __m256 o0_0 = _mm256_loadu_ps(o + 64), o0_1 = _mm256_loadu_ps(o + 72), o0_2 = _mm256_loadu_ps(o + 80), o0_3 = _mm256_loadu_ps(o + 88), o0_4 = _mm256_loadu_ps(o + 96), o0_5 = _mm256_loadu_ps(o + 104), o0_6 = _mm256_loadu_ps(o + 112), o0_7 = _mm256_loadu_ps(o + 120);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); o0_4 = _mm256_mul_ps(o0_4, a); o0_5 = _mm256_mul_ps(o0_5, a); o0_6 = _mm256_mul_ps(o0_6, a); o0_7 = _mm256_mul_ps(o0_7, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -3658,15 +3606,23 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_1of2x64_t224__a
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 3 (of a block of 4) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 224 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 224 + r * 1].
  * Column blocks of 24 floats keep 9 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_3of4x24_t224__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f;
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 8), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 16), _mm256_broadcast_ss(alpha + 2));
+    __m256 o0_0 = _mm256_loadu_ps(o), o0_1 = _mm256_loadu_ps(o + 8), o0_2 = _mm256_loadu_ps(o + 16);
+    __m256 o1_0 = _mm256_loadu_ps(o + os), o1_1 = _mm256_loadu_ps(o + os + 8), o1_2 = _mm256_loadu_ps(o + os + 16);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os), o2_1 = _mm256_loadu_ps(o + 2 * os + 8), o2_2 = _mm256_loadu_ps(o + 2 * os + 16);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -3681,9 +3637,14 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_3of4x24_t224__a
     _mm256_storeu_ps(o + 2 * os, o2_0); _mm256_storeu_ps(o + 2 * os + 8, o2_1); _mm256_storeu_ps(o + 2 * os + 16, o2_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 24), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 32), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 40), _mm256_broadcast_ss(alpha + 2));
+    __m256 o0_0 = _mm256_loadu_ps(o + 24), o0_1 = _mm256_loadu_ps(o + 32), o0_2 = _mm256_loadu_ps(o + 40);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 24), o1_1 = _mm256_loadu_ps(o + os + 32), o1_2 = _mm256_loadu_ps(o + os + 40);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 24), o2_1 = _mm256_loadu_ps(o + 2 * os + 32), o2_2 = _mm256_loadu_ps(o + 2 * os + 40);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -3698,9 +3659,14 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_3of4x24_t224__a
     _mm256_storeu_ps(o + 2 * os + 24, o2_0); _mm256_storeu_ps(o + 2 * os + 32, o2_1); _mm256_storeu_ps(o + 2 * os + 40, o2_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 64), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 64), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 48), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 56), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 64), _mm256_broadcast_ss(alpha + 2));
+    __m256 o0_0 = _mm256_loadu_ps(o + 48), o0_1 = _mm256_loadu_ps(o + 56), o0_2 = _mm256_loadu_ps(o + 64);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 48), o1_1 = _mm256_loadu_ps(o + os + 56), o1_2 = _mm256_loadu_ps(o + os + 64);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 48), o2_1 = _mm256_loadu_ps(o + 2 * os + 56), o2_2 = _mm256_loadu_ps(o + 2 * os + 64);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -3715,9 +3681,14 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_3of4x24_t224__a
     _mm256_storeu_ps(o + 2 * os + 48, o2_0); _mm256_storeu_ps(o + 2 * os + 56, o2_1); _mm256_storeu_ps(o + 2 * os + 64, o2_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 72), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 72), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 80), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 88), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 72), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 80), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 88), _mm256_broadcast_ss(alpha + 2));
+    __m256 o0_0 = _mm256_loadu_ps(o + 72), o0_1 = _mm256_loadu_ps(o + 80), o0_2 = _mm256_loadu_ps(o + 88);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 72), o1_1 = _mm256_loadu_ps(o + os + 80), o1_2 = _mm256_loadu_ps(o + os + 88);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 72), o2_1 = _mm256_loadu_ps(o + 2 * os + 80), o2_2 = _mm256_loadu_ps(o + 2 * os + 88);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -3732,9 +3703,14 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_3of4x24_t224__a
     _mm256_storeu_ps(o + 2 * os + 72, o2_0); _mm256_storeu_ps(o + 2 * os + 80, o2_1); _mm256_storeu_ps(o + 2 * os + 88, o2_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 96), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 104), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 96), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 104), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 112), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 96), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 104), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 112), _mm256_broadcast_ss(alpha + 2));
+    __m256 o0_0 = _mm256_loadu_ps(o + 96), o0_1 = _mm256_loadu_ps(o + 104), o0_2 = _mm256_loadu_ps(o + 112);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 96), o1_1 = _mm256_loadu_ps(o + os + 104), o1_2 = _mm256_loadu_ps(o + os + 112);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 96), o2_1 = _mm256_loadu_ps(o + 2 * os + 104), o2_2 = _mm256_loadu_ps(o + 2 * os + 112);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -3749,9 +3725,14 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_3of4x24_t224__a
     _mm256_storeu_ps(o + 2 * os + 96, o2_0); _mm256_storeu_ps(o + 2 * os + 104, o2_1); _mm256_storeu_ps(o + 2 * os + 112, o2_2);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 120), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 120), _mm256_broadcast_ss(alpha + 2));
+    __m256 o0_0 = _mm256_loadu_ps(o + 120);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 120);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 120);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -4244,8 +4225,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_decode__avx2(const attn
   const int contig = ks == 128 && vs == 128;
   const int nk = contig ? 128 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 128 * (int)sizeof(*a->k));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -4268,7 +4250,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_decode__avx2(const attn
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -4314,7 +4297,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_decode__avx2(const attn
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -4372,7 +4356,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_decode__avx2(const attn
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -4540,8 +4525,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_decode__avx2(co
   const int contig = ks == 128 && vs == 128;
   const int nk = contig ? 128 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 128 * (int)sizeof(*a->k));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -4564,7 +4550,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_decode__avx2(co
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -4610,7 +4597,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_decode__avx2(co
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -4668,7 +4656,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_decode__avx2(co
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -4839,22 +4828,35 @@ static ATTNGEN_NOINLINE void attngen_qk_d128_16x5_s96__neon(const float *restric
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 8 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 96 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 96 + r * 1].
  * Column blocks of 8 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_panel_8x8_s96__neon(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f || alpha[4] != 1.0f || alpha[5] != 1.0f || alpha[6] != 1.0f || alpha[7] != 1.0f;
   int c0 = 0;
   for (; c0 + 8 <= 8; c0 += 8)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + c0 + 4), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + c0 + 4), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + c0 + 4), vld1q_dup_f32(alpha + 3));
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), vld1q_dup_f32(alpha + 4)), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + c0 + 4), vld1q_dup_f32(alpha + 4));
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), vld1q_dup_f32(alpha + 5)), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + c0 + 4), vld1q_dup_f32(alpha + 5));
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), vld1q_dup_f32(alpha + 6)), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + c0 + 4), vld1q_dup_f32(alpha + 6));
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), vld1q_dup_f32(alpha + 7)), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + c0 + 4), vld1q_dup_f32(alpha + 7));
+    float32x4_t o0_0 = vld1q_f32(o + c0), o0_1 = vld1q_f32(o + c0 + 4);
+    float32x4_t o1_0 = vld1q_f32(o + os + c0), o1_1 = vld1q_f32(o + os + c0 + 4);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + c0), o2_1 = vld1q_f32(o + 2 * os + c0 + 4);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + c0), o3_1 = vld1q_f32(o + 3 * os + c0 + 4);
+    float32x4_t o4_0 = vld1q_f32(o + 4 * os + c0), o4_1 = vld1q_f32(o + 4 * os + c0 + 4);
+    float32x4_t o5_0 = vld1q_f32(o + 5 * os + c0), o5_1 = vld1q_f32(o + 5 * os + c0 + 4);
+    float32x4_t o6_0 = vld1q_f32(o + 6 * os + c0), o6_1 = vld1q_f32(o + 6 * os + c0 + 4);
+    float32x4_t o7_0 = vld1q_f32(o + 7 * os + c0), o7_1 = vld1q_f32(o + 7 * os + c0 + 4);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 4); o4_0 = vmulq_f32(o4_0, a); o4_1 = vmulq_f32(o4_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 5); o5_0 = vmulq_f32(o5_0, a); o5_1 = vmulq_f32(o5_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 6); o6_0 = vmulq_f32(o6_0, a); o6_1 = vmulq_f32(o6_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 7); o7_0 = vmulq_f32(o7_0, a); o7_1 = vmulq_f32(o7_1, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
@@ -4879,14 +4881,24 @@ static ATTNGEN_NOINLINE void attngen_pv_panel_8x8_s96__neon(const float *restric
   }
   for (; c0 + 4 <= 8; c0 += 4)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), vld1q_dup_f32(alpha + 3));
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), vld1q_dup_f32(alpha + 4));
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), vld1q_dup_f32(alpha + 5));
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), vld1q_dup_f32(alpha + 6));
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), vld1q_dup_f32(alpha + 7));
+    float32x4_t o0_0 = vld1q_f32(o + c0);
+    float32x4_t o1_0 = vld1q_f32(o + os + c0);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + c0);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + c0);
+    float32x4_t o4_0 = vld1q_f32(o + 4 * os + c0);
+    float32x4_t o5_0 = vld1q_f32(o + 5 * os + c0);
+    float32x4_t o6_0 = vld1q_f32(o + 6 * os + c0);
+    float32x4_t o7_0 = vld1q_f32(o + 7 * os + c0);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 4); o4_0 = vmulq_f32(o4_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 5); o5_0 = vmulq_f32(o5_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 6); o6_0 = vmulq_f32(o6_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 7); o7_0 = vmulq_f32(o7_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
@@ -5614,16 +5626,25 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d128_3of4x4_t224_rowwise__neon(const 
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 224 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 224 + r * 1].
  * Column blocks of 16 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t224__neon(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 12), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 4), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 8), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 12), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 4), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 8), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 12), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 4), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 8), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 12), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o), o0_1 = vld1q_f32(o + 4), o0_2 = vld1q_f32(o + 8), o0_3 = vld1q_f32(o + 12);
+    float32x4_t o1_0 = vld1q_f32(o + os), o1_1 = vld1q_f32(o + os + 4), o1_2 = vld1q_f32(o + os + 8), o1_3 = vld1q_f32(o + os + 12);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os), o2_1 = vld1q_f32(o + 2 * os + 4), o2_2 = vld1q_f32(o + 2 * os + 8), o2_3 = vld1q_f32(o + 2 * os + 12);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os), o3_1 = vld1q_f32(o + 3 * os + 4), o3_2 = vld1q_f32(o + 3 * os + 8), o3_3 = vld1q_f32(o + 3 * os + 12);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -5639,10 +5660,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t224__neon(const float *restri
     vst1q_f32(o + 3 * os, o3_0); vst1q_f32(o + 3 * os + 4, o3_1); vst1q_f32(o + 3 * os + 8, o3_2); vst1q_f32(o + 3 * os + 12, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 16), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 20), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 24), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 28), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 16), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 20), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 24), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 28), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 16), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 20), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 24), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 28), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 16), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 20), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 24), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 28), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 16), o0_1 = vld1q_f32(o + 20), o0_2 = vld1q_f32(o + 24), o0_3 = vld1q_f32(o + 28);
+    float32x4_t o1_0 = vld1q_f32(o + os + 16), o1_1 = vld1q_f32(o + os + 20), o1_2 = vld1q_f32(o + os + 24), o1_3 = vld1q_f32(o + os + 28);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 16), o2_1 = vld1q_f32(o + 2 * os + 20), o2_2 = vld1q_f32(o + 2 * os + 24), o2_3 = vld1q_f32(o + 2 * os + 28);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 16), o3_1 = vld1q_f32(o + 3 * os + 20), o3_2 = vld1q_f32(o + 3 * os + 24), o3_3 = vld1q_f32(o + 3 * os + 28);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -5658,10 +5685,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t224__neon(const float *restri
     vst1q_f32(o + 3 * os + 16, o3_0); vst1q_f32(o + 3 * os + 20, o3_1); vst1q_f32(o + 3 * os + 24, o3_2); vst1q_f32(o + 3 * os + 28, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 32), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 36), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 40), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 44), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 32), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 36), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 40), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 44), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 32), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 36), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 40), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 44), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 32), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 36), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 40), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 44), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 32), o0_1 = vld1q_f32(o + 36), o0_2 = vld1q_f32(o + 40), o0_3 = vld1q_f32(o + 44);
+    float32x4_t o1_0 = vld1q_f32(o + os + 32), o1_1 = vld1q_f32(o + os + 36), o1_2 = vld1q_f32(o + os + 40), o1_3 = vld1q_f32(o + os + 44);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 32), o2_1 = vld1q_f32(o + 2 * os + 36), o2_2 = vld1q_f32(o + 2 * os + 40), o2_3 = vld1q_f32(o + 2 * os + 44);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 32), o3_1 = vld1q_f32(o + 3 * os + 36), o3_2 = vld1q_f32(o + 3 * os + 40), o3_3 = vld1q_f32(o + 3 * os + 44);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -5677,10 +5710,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t224__neon(const float *restri
     vst1q_f32(o + 3 * os + 32, o3_0); vst1q_f32(o + 3 * os + 36, o3_1); vst1q_f32(o + 3 * os + 40, o3_2); vst1q_f32(o + 3 * os + 44, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 48), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 52), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 56), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 60), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 48), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 52), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 56), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 60), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 48), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 52), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 56), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 60), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 48), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 52), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 56), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 60), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 48), o0_1 = vld1q_f32(o + 52), o0_2 = vld1q_f32(o + 56), o0_3 = vld1q_f32(o + 60);
+    float32x4_t o1_0 = vld1q_f32(o + os + 48), o1_1 = vld1q_f32(o + os + 52), o1_2 = vld1q_f32(o + os + 56), o1_3 = vld1q_f32(o + os + 60);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 48), o2_1 = vld1q_f32(o + 2 * os + 52), o2_2 = vld1q_f32(o + 2 * os + 56), o2_3 = vld1q_f32(o + 2 * os + 60);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 48), o3_1 = vld1q_f32(o + 3 * os + 52), o3_2 = vld1q_f32(o + 3 * os + 56), o3_3 = vld1q_f32(o + 3 * os + 60);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -5696,10 +5735,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t224__neon(const float *restri
     vst1q_f32(o + 3 * os + 48, o3_0); vst1q_f32(o + 3 * os + 52, o3_1); vst1q_f32(o + 3 * os + 56, o3_2); vst1q_f32(o + 3 * os + 60, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 64), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 68), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 72), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 76), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 64), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 68), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 72), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 76), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 64), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 68), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 72), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 76), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 64), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 68), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 72), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 76), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 64), o0_1 = vld1q_f32(o + 68), o0_2 = vld1q_f32(o + 72), o0_3 = vld1q_f32(o + 76);
+    float32x4_t o1_0 = vld1q_f32(o + os + 64), o1_1 = vld1q_f32(o + os + 68), o1_2 = vld1q_f32(o + os + 72), o1_3 = vld1q_f32(o + os + 76);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 64), o2_1 = vld1q_f32(o + 2 * os + 68), o2_2 = vld1q_f32(o + 2 * os + 72), o2_3 = vld1q_f32(o + 2 * os + 76);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 64), o3_1 = vld1q_f32(o + 3 * os + 68), o3_2 = vld1q_f32(o + 3 * os + 72), o3_3 = vld1q_f32(o + 3 * os + 76);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -5715,10 +5760,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t224__neon(const float *restri
     vst1q_f32(o + 3 * os + 64, o3_0); vst1q_f32(o + 3 * os + 68, o3_1); vst1q_f32(o + 3 * os + 72, o3_2); vst1q_f32(o + 3 * os + 76, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 80), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 84), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 88), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 92), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 80), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 84), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 88), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 92), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 80), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 84), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 88), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 92), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 80), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 84), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 88), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 92), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 80), o0_1 = vld1q_f32(o + 84), o0_2 = vld1q_f32(o + 88), o0_3 = vld1q_f32(o + 92);
+    float32x4_t o1_0 = vld1q_f32(o + os + 80), o1_1 = vld1q_f32(o + os + 84), o1_2 = vld1q_f32(o + os + 88), o1_3 = vld1q_f32(o + os + 92);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 80), o2_1 = vld1q_f32(o + 2 * os + 84), o2_2 = vld1q_f32(o + 2 * os + 88), o2_3 = vld1q_f32(o + 2 * os + 92);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 80), o3_1 = vld1q_f32(o + 3 * os + 84), o3_2 = vld1q_f32(o + 3 * os + 88), o3_3 = vld1q_f32(o + 3 * os + 92);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -5734,10 +5785,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t224__neon(const float *restri
     vst1q_f32(o + 3 * os + 80, o3_0); vst1q_f32(o + 3 * os + 84, o3_1); vst1q_f32(o + 3 * os + 88, o3_2); vst1q_f32(o + 3 * os + 92, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 96), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 100), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 104), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 108), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 96), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 100), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 104), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 108), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 96), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 100), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 104), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 108), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 96), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 100), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 104), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 108), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 96), o0_1 = vld1q_f32(o + 100), o0_2 = vld1q_f32(o + 104), o0_3 = vld1q_f32(o + 108);
+    float32x4_t o1_0 = vld1q_f32(o + os + 96), o1_1 = vld1q_f32(o + os + 100), o1_2 = vld1q_f32(o + os + 104), o1_3 = vld1q_f32(o + os + 108);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 96), o2_1 = vld1q_f32(o + 2 * os + 100), o2_2 = vld1q_f32(o + 2 * os + 104), o2_3 = vld1q_f32(o + 2 * os + 108);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 96), o3_1 = vld1q_f32(o + 3 * os + 100), o3_2 = vld1q_f32(o + 3 * os + 104), o3_3 = vld1q_f32(o + 3 * os + 108);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -5753,10 +5810,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t224__neon(const float *restri
     vst1q_f32(o + 3 * os + 96, o3_0); vst1q_f32(o + 3 * os + 100, o3_1); vst1q_f32(o + 3 * os + 104, o3_2); vst1q_f32(o + 3 * os + 108, o3_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 112), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 116), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 120), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 124), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 112), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 116), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 120), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 124), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 112), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 116), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 120), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 124), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 112), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 116), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 120), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 124), vld1q_dup_f32(alpha + 3));
+    float32x4_t o0_0 = vld1q_f32(o + 112), o0_1 = vld1q_f32(o + 116), o0_2 = vld1q_f32(o + 120), o0_3 = vld1q_f32(o + 124);
+    float32x4_t o1_0 = vld1q_f32(o + os + 112), o1_1 = vld1q_f32(o + os + 116), o1_2 = vld1q_f32(o + os + 120), o1_3 = vld1q_f32(o + os + 124);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 112), o2_1 = vld1q_f32(o + 2 * os + 116), o2_2 = vld1q_f32(o + 2 * os + 120), o2_3 = vld1q_f32(o + 2 * os + 124);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 112), o3_1 = vld1q_f32(o + 3 * os + 116), o3_2 = vld1q_f32(o + 3 * os + 120), o3_3 = vld1q_f32(o + 3 * os + 124);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); o3_2 = vmulq_f32(o3_2, a); o3_3 = vmulq_f32(o3_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -5774,15 +5837,23 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t224__neon(const float *restri
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 3 (of a block of 4) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 224 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 224 + r * 1].
  * Column blocks of 16 floats keep 12 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_d128_3of4x16_t224__neon(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f;
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 12), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 4), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 8), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 12), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 4), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 8), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 12), vld1q_dup_f32(alpha + 2));
+    float32x4_t o0_0 = vld1q_f32(o), o0_1 = vld1q_f32(o + 4), o0_2 = vld1q_f32(o + 8), o0_3 = vld1q_f32(o + 12);
+    float32x4_t o1_0 = vld1q_f32(o + os), o1_1 = vld1q_f32(o + os + 4), o1_2 = vld1q_f32(o + os + 8), o1_3 = vld1q_f32(o + os + 12);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os), o2_1 = vld1q_f32(o + 2 * os + 4), o2_2 = vld1q_f32(o + 2 * os + 8), o2_3 = vld1q_f32(o + 2 * os + 12);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -5796,9 +5867,14 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_3of4x16_t224__neon(const float *res
     vst1q_f32(o + 2 * os, o2_0); vst1q_f32(o + 2 * os + 4, o2_1); vst1q_f32(o + 2 * os + 8, o2_2); vst1q_f32(o + 2 * os + 12, o2_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 16), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 20), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 24), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 28), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 16), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 20), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 24), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 28), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 16), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 20), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 24), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 28), vld1q_dup_f32(alpha + 2));
+    float32x4_t o0_0 = vld1q_f32(o + 16), o0_1 = vld1q_f32(o + 20), o0_2 = vld1q_f32(o + 24), o0_3 = vld1q_f32(o + 28);
+    float32x4_t o1_0 = vld1q_f32(o + os + 16), o1_1 = vld1q_f32(o + os + 20), o1_2 = vld1q_f32(o + os + 24), o1_3 = vld1q_f32(o + os + 28);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 16), o2_1 = vld1q_f32(o + 2 * os + 20), o2_2 = vld1q_f32(o + 2 * os + 24), o2_3 = vld1q_f32(o + 2 * os + 28);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -5812,9 +5888,14 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_3of4x16_t224__neon(const float *res
     vst1q_f32(o + 2 * os + 16, o2_0); vst1q_f32(o + 2 * os + 20, o2_1); vst1q_f32(o + 2 * os + 24, o2_2); vst1q_f32(o + 2 * os + 28, o2_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 32), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 36), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 40), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 44), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 32), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 36), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 40), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 44), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 32), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 36), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 40), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 44), vld1q_dup_f32(alpha + 2));
+    float32x4_t o0_0 = vld1q_f32(o + 32), o0_1 = vld1q_f32(o + 36), o0_2 = vld1q_f32(o + 40), o0_3 = vld1q_f32(o + 44);
+    float32x4_t o1_0 = vld1q_f32(o + os + 32), o1_1 = vld1q_f32(o + os + 36), o1_2 = vld1q_f32(o + os + 40), o1_3 = vld1q_f32(o + os + 44);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 32), o2_1 = vld1q_f32(o + 2 * os + 36), o2_2 = vld1q_f32(o + 2 * os + 40), o2_3 = vld1q_f32(o + 2 * os + 44);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -5828,9 +5909,14 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_3of4x16_t224__neon(const float *res
     vst1q_f32(o + 2 * os + 32, o2_0); vst1q_f32(o + 2 * os + 36, o2_1); vst1q_f32(o + 2 * os + 40, o2_2); vst1q_f32(o + 2 * os + 44, o2_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 48), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 52), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 56), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 60), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 48), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 52), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 56), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 60), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 48), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 52), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 56), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 60), vld1q_dup_f32(alpha + 2));
+    float32x4_t o0_0 = vld1q_f32(o + 48), o0_1 = vld1q_f32(o + 52), o0_2 = vld1q_f32(o + 56), o0_3 = vld1q_f32(o + 60);
+    float32x4_t o1_0 = vld1q_f32(o + os + 48), o1_1 = vld1q_f32(o + os + 52), o1_2 = vld1q_f32(o + os + 56), o1_3 = vld1q_f32(o + os + 60);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 48), o2_1 = vld1q_f32(o + 2 * os + 52), o2_2 = vld1q_f32(o + 2 * os + 56), o2_3 = vld1q_f32(o + 2 * os + 60);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -5844,9 +5930,14 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_3of4x16_t224__neon(const float *res
     vst1q_f32(o + 2 * os + 48, o2_0); vst1q_f32(o + 2 * os + 52, o2_1); vst1q_f32(o + 2 * os + 56, o2_2); vst1q_f32(o + 2 * os + 60, o2_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 64), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 68), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 72), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 76), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 64), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 68), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 72), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 76), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 64), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 68), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 72), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 76), vld1q_dup_f32(alpha + 2));
+    float32x4_t o0_0 = vld1q_f32(o + 64), o0_1 = vld1q_f32(o + 68), o0_2 = vld1q_f32(o + 72), o0_3 = vld1q_f32(o + 76);
+    float32x4_t o1_0 = vld1q_f32(o + os + 64), o1_1 = vld1q_f32(o + os + 68), o1_2 = vld1q_f32(o + os + 72), o1_3 = vld1q_f32(o + os + 76);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 64), o2_1 = vld1q_f32(o + 2 * os + 68), o2_2 = vld1q_f32(o + 2 * os + 72), o2_3 = vld1q_f32(o + 2 * os + 76);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -5860,9 +5951,14 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_3of4x16_t224__neon(const float *res
     vst1q_f32(o + 2 * os + 64, o2_0); vst1q_f32(o + 2 * os + 68, o2_1); vst1q_f32(o + 2 * os + 72, o2_2); vst1q_f32(o + 2 * os + 76, o2_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 80), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 84), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 88), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 92), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 80), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 84), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 88), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 92), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 80), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 84), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 88), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 92), vld1q_dup_f32(alpha + 2));
+    float32x4_t o0_0 = vld1q_f32(o + 80), o0_1 = vld1q_f32(o + 84), o0_2 = vld1q_f32(o + 88), o0_3 = vld1q_f32(o + 92);
+    float32x4_t o1_0 = vld1q_f32(o + os + 80), o1_1 = vld1q_f32(o + os + 84), o1_2 = vld1q_f32(o + os + 88), o1_3 = vld1q_f32(o + os + 92);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 80), o2_1 = vld1q_f32(o + 2 * os + 84), o2_2 = vld1q_f32(o + 2 * os + 88), o2_3 = vld1q_f32(o + 2 * os + 92);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -5876,9 +5972,14 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_3of4x16_t224__neon(const float *res
     vst1q_f32(o + 2 * os + 80, o2_0); vst1q_f32(o + 2 * os + 84, o2_1); vst1q_f32(o + 2 * os + 88, o2_2); vst1q_f32(o + 2 * os + 92, o2_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 96), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 100), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 104), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 108), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 96), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 100), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 104), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 108), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 96), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 100), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 104), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 108), vld1q_dup_f32(alpha + 2));
+    float32x4_t o0_0 = vld1q_f32(o + 96), o0_1 = vld1q_f32(o + 100), o0_2 = vld1q_f32(o + 104), o0_3 = vld1q_f32(o + 108);
+    float32x4_t o1_0 = vld1q_f32(o + os + 96), o1_1 = vld1q_f32(o + os + 100), o1_2 = vld1q_f32(o + os + 104), o1_3 = vld1q_f32(o + os + 108);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 96), o2_1 = vld1q_f32(o + 2 * os + 100), o2_2 = vld1q_f32(o + 2 * os + 104), o2_3 = vld1q_f32(o + 2 * os + 108);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -5892,9 +5993,14 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_3of4x16_t224__neon(const float *res
     vst1q_f32(o + 2 * os + 96, o2_0); vst1q_f32(o + 2 * os + 100, o2_1); vst1q_f32(o + 2 * os + 104, o2_2); vst1q_f32(o + 2 * os + 108, o2_3);
   }
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 112), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 116), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 120), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 124), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 112), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 116), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 120), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 124), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 112), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 116), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 120), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 124), vld1q_dup_f32(alpha + 2));
+    float32x4_t o0_0 = vld1q_f32(o + 112), o0_1 = vld1q_f32(o + 116), o0_2 = vld1q_f32(o + 120), o0_3 = vld1q_f32(o + 124);
+    float32x4_t o1_0 = vld1q_f32(o + os + 112), o1_1 = vld1q_f32(o + os + 116), o1_2 = vld1q_f32(o + os + 120), o1_3 = vld1q_f32(o + os + 124);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 112), o2_1 = vld1q_f32(o + 2 * os + 116), o2_2 = vld1q_f32(o + 2 * os + 120), o2_3 = vld1q_f32(o + 2 * os + 124);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); o2_2 = vmulq_f32(o2_2, a); o2_3 = vmulq_f32(o2_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 224;
@@ -6758,18 +6864,27 @@ static ATTNGEN_NOINLINE void attngen_qk_d128_4x4_s64__scalar(const float *restri
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 64 + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 64 + r * 1].
  * Column blocks of 4 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_panel_4x4_s64__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
   int c0 = 0;
   for (; c0 + 4 <= 4; c0 += 4)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
-    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2))), o2_1 = ((*(o + 2 * os + c0 + 1)) * (*(alpha + 2))), o2_2 = ((*(o + 2 * os + c0 + 2)) * (*(alpha + 2))), o2_3 = ((*(o + 2 * os + c0 + 3)) * (*(alpha + 2)));
-    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3))), o3_1 = ((*(o + 3 * os + c0 + 1)) * (*(alpha + 3))), o3_2 = ((*(o + 3 * os + c0 + 2)) * (*(alpha + 3))), o3_3 = ((*(o + 3 * os + c0 + 3)) * (*(alpha + 3)));
+    float o0_0 = (*(o + c0)), o0_1 = (*(o + c0 + 1)), o0_2 = (*(o + c0 + 2)), o0_3 = (*(o + c0 + 3));
+    float o1_0 = (*(o + os + c0)), o1_1 = (*(o + os + c0 + 1)), o1_2 = (*(o + os + c0 + 2)), o1_3 = (*(o + os + c0 + 3));
+    float o2_0 = (*(o + 2 * os + c0)), o2_1 = (*(o + 2 * os + c0 + 1)), o2_2 = (*(o + 2 * os + c0 + 2)), o2_3 = (*(o + 2 * os + c0 + 3));
+    float o3_0 = (*(o + 3 * os + c0)), o3_1 = (*(o + 3 * os + c0 + 1)), o3_2 = (*(o + 3 * os + c0 + 2)), o3_3 = (*(o + 3 * os + c0 + 3));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); o0_1 = (o0_1 * a); o0_2 = (o0_2 * a); o0_3 = (o0_3 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); o1_1 = (o1_1 * a); o1_2 = (o1_2 * a); o1_3 = (o1_3 * a); }
+      { const float a = (*(alpha + 2)); o2_0 = (o2_0 * a); o2_1 = (o2_1 * a); o2_2 = (o2_2 * a); o2_3 = (o2_3 * a); }
+      { const float a = (*(alpha + 3)); o3_0 = (o3_0 * a); o3_1 = (o3_1 * a); o3_2 = (o3_2 * a); o3_3 = (o3_3 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 64;
@@ -6786,10 +6901,16 @@ static ATTNGEN_NOINLINE void attngen_pv_panel_4x4_s64__scalar(const float *restr
   }
   for (; c0 + 1 <= 4; c0 += 1)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
-    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2)));
-    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3)));
+    float o0_0 = (*(o + c0));
+    float o1_0 = (*(o + os + c0));
+    float o2_0 = (*(o + 2 * os + c0));
+    float o3_0 = (*(o + 3 * os + c0));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); }
+      { const float a = (*(alpha + 2)); o2_0 = (o2_0 * a); }
+      { const float a = (*(alpha + 3)); o3_0 = (o3_0 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 64;
@@ -6997,18 +7118,27 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d128_3of4x4_s64_rowwise__scalar(const
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 4 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_d128_4x4_p64__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
   int c0 = 0;
   for (; c0 + 4 <= 128; c0 += 4)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
-    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2))), o2_1 = ((*(o + 2 * os + c0 + 1)) * (*(alpha + 2))), o2_2 = ((*(o + 2 * os + c0 + 2)) * (*(alpha + 2))), o2_3 = ((*(o + 2 * os + c0 + 3)) * (*(alpha + 2)));
-    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3))), o3_1 = ((*(o + 3 * os + c0 + 1)) * (*(alpha + 3))), o3_2 = ((*(o + 3 * os + c0 + 2)) * (*(alpha + 3))), o3_3 = ((*(o + 3 * os + c0 + 3)) * (*(alpha + 3)));
+    float o0_0 = (*(o + c0)), o0_1 = (*(o + c0 + 1)), o0_2 = (*(o + c0 + 2)), o0_3 = (*(o + c0 + 3));
+    float o1_0 = (*(o + os + c0)), o1_1 = (*(o + os + c0 + 1)), o1_2 = (*(o + os + c0 + 2)), o1_3 = (*(o + os + c0 + 3));
+    float o2_0 = (*(o + 2 * os + c0)), o2_1 = (*(o + 2 * os + c0 + 1)), o2_2 = (*(o + 2 * os + c0 + 2)), o2_3 = (*(o + 2 * os + c0 + 3));
+    float o3_0 = (*(o + 3 * os + c0)), o3_1 = (*(o + 3 * os + c0 + 1)), o3_2 = (*(o + 3 * os + c0 + 2)), o3_3 = (*(o + 3 * os + c0 + 3));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); o0_1 = (o0_1 * a); o0_2 = (o0_2 * a); o0_3 = (o0_3 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); o1_1 = (o1_1 * a); o1_2 = (o1_2 * a); o1_3 = (o1_3 * a); }
+      { const float a = (*(alpha + 2)); o2_0 = (o2_0 * a); o2_1 = (o2_1 * a); o2_2 = (o2_2 * a); o2_3 = (o2_3 * a); }
+      { const float a = (*(alpha + 3)); o3_0 = (o3_0 * a); o3_1 = (o3_1 * a); o3_2 = (o3_2 * a); o3_3 = (o3_3 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -7025,10 +7155,16 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x4_p64__scalar(const float *restri
   }
   for (; c0 + 1 <= 128; c0 += 1)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
-    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2)));
-    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3)));
+    float o0_0 = (*(o + c0));
+    float o1_0 = (*(o + os + c0));
+    float o2_0 = (*(o + 2 * os + c0));
+    float o3_0 = (*(o + 3 * os + c0));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); }
+      { const float a = (*(alpha + 2)); o2_0 = (o2_0 * a); }
+      { const float a = (*(alpha + 3)); o3_0 = (o3_0 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -7052,17 +7188,25 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x4_p64__scalar(const float *restri
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 3 (of a block of 4) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 4 floats keep 12 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_d128_3of4x4_p64__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f;
   int c0 = 0;
   for (; c0 + 4 <= 128; c0 += 4)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
-    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2))), o2_1 = ((*(o + 2 * os + c0 + 1)) * (*(alpha + 2))), o2_2 = ((*(o + 2 * os + c0 + 2)) * (*(alpha + 2))), o2_3 = ((*(o + 2 * os + c0 + 3)) * (*(alpha + 2)));
+    float o0_0 = (*(o + c0)), o0_1 = (*(o + c0 + 1)), o0_2 = (*(o + c0 + 2)), o0_3 = (*(o + c0 + 3));
+    float o1_0 = (*(o + os + c0)), o1_1 = (*(o + os + c0 + 1)), o1_2 = (*(o + os + c0 + 2)), o1_3 = (*(o + os + c0 + 3));
+    float o2_0 = (*(o + 2 * os + c0)), o2_1 = (*(o + 2 * os + c0 + 1)), o2_2 = (*(o + 2 * os + c0 + 2)), o2_3 = (*(o + 2 * os + c0 + 3));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); o0_1 = (o0_1 * a); o0_2 = (o0_2 * a); o0_3 = (o0_3 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); o1_1 = (o1_1 * a); o1_2 = (o1_2 * a); o1_3 = (o1_3 * a); }
+      { const float a = (*(alpha + 2)); o2_0 = (o2_0 * a); o2_1 = (o2_1 * a); o2_2 = (o2_2 * a); o2_3 = (o2_3 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -7077,9 +7221,14 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_3of4x4_p64__scalar(const float *res
   }
   for (; c0 + 1 <= 128; c0 += 1)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
-    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2)));
+    float o0_0 = (*(o + c0));
+    float o1_0 = (*(o + os + c0));
+    float o2_0 = (*(o + 2 * os + c0));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); }
+      { const float a = (*(alpha + 2)); o2_0 = (o2_0 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;

@@ -259,20 +259,33 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_dany_32x8__avx512(
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 8 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * qs + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * qs + r * 1].
  * Column blocks of 32 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_panel_8x32__avx512(const float *restrict pt, ptrdiff_t qs, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f || alpha[4] != 1.0f || alpha[5] != 1.0f || alpha[6] != 1.0f || alpha[7] != 1.0f;
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 16), _mm512_set1_ps(*(alpha + 1)));
-    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 16), _mm512_set1_ps(*(alpha + 2)));
-    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 16), _mm512_set1_ps(*(alpha + 3)));
-    __m512 o4_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 4 * os), _mm512_set1_ps(*(alpha + 4))), o4_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 4 * os + 16), _mm512_set1_ps(*(alpha + 4)));
-    __m512 o5_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 5 * os), _mm512_set1_ps(*(alpha + 5))), o5_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 5 * os + 16), _mm512_set1_ps(*(alpha + 5)));
-    __m512 o6_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 6 * os), _mm512_set1_ps(*(alpha + 6))), o6_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 6 * os + 16), _mm512_set1_ps(*(alpha + 6)));
-    __m512 o7_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 7 * os), _mm512_set1_ps(*(alpha + 7))), o7_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 7 * os + 16), _mm512_set1_ps(*(alpha + 7)));
+    __m512 o0_0 = _mm512_loadu_ps(o), o0_1 = _mm512_loadu_ps(o + 16);
+    __m512 o1_0 = _mm512_loadu_ps(o + os), o1_1 = _mm512_loadu_ps(o + os + 16);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os), o2_1 = _mm512_loadu_ps(o + 2 * os + 16);
+    __m512 o3_0 = _mm512_loadu_ps(o + 3 * os), o3_1 = _mm512_loadu_ps(o + 3 * os + 16);
+    __m512 o4_0 = _mm512_loadu_ps(o + 4 * os), o4_1 = _mm512_loadu_ps(o + 4 * os + 16);
+    __m512 o5_0 = _mm512_loadu_ps(o + 5 * os), o5_1 = _mm512_loadu_ps(o + 5 * os + 16);
+    __m512 o6_0 = _mm512_loadu_ps(o + 6 * os), o6_1 = _mm512_loadu_ps(o + 6 * os + 16);
+    __m512 o7_0 = _mm512_loadu_ps(o + 7 * os), o7_1 = _mm512_loadu_ps(o + 7 * os + 16);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 3)); o3_0 = _mm512_mul_ps(o3_0, a); o3_1 = _mm512_mul_ps(o3_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 4)); o4_0 = _mm512_mul_ps(o4_0, a); o4_1 = _mm512_mul_ps(o4_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 5)); o5_0 = _mm512_mul_ps(o5_0, a); o5_1 = _mm512_mul_ps(o5_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 6)); o6_0 = _mm512_mul_ps(o6_0, a); o6_1 = _mm512_mul_ps(o6_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 7)); o7_0 = _mm512_mul_ps(o7_0, a); o7_1 = _mm512_mul_ps(o7_1, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * qs;
@@ -299,22 +312,35 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_panel_8x32__avx512
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 8 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * qs + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * qs + r * 1].
  * Column blocks of 32 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_tail_dany_8x32__avx512(const float *restrict pt, ptrdiff_t qs, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f || alpha[4] != 1.0f || alpha[5] != 1.0f || alpha[6] != 1.0f || alpha[7] != 1.0f;
   int c0 = 0;
   for (; c0 + 32 <= d; c0 += 32)
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 16), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 16), _mm512_set1_ps(*(alpha + 1)));
-    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + c0), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + c0 + 16), _mm512_set1_ps(*(alpha + 2)));
-    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + c0), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + c0 + 16), _mm512_set1_ps(*(alpha + 3)));
-    __m512 o4_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 4 * os + c0), _mm512_set1_ps(*(alpha + 4))), o4_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 4 * os + c0 + 16), _mm512_set1_ps(*(alpha + 4)));
-    __m512 o5_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 5 * os + c0), _mm512_set1_ps(*(alpha + 5))), o5_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 5 * os + c0 + 16), _mm512_set1_ps(*(alpha + 5)));
-    __m512 o6_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 6 * os + c0), _mm512_set1_ps(*(alpha + 6))), o6_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 6 * os + c0 + 16), _mm512_set1_ps(*(alpha + 6)));
-    __m512 o7_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 7 * os + c0), _mm512_set1_ps(*(alpha + 7))), o7_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 7 * os + c0 + 16), _mm512_set1_ps(*(alpha + 7)));
+    __m512 o0_0 = _mm512_loadu_ps(o + c0), o0_1 = _mm512_loadu_ps(o + c0 + 16);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + c0), o1_1 = _mm512_loadu_ps(o + os + c0 + 16);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os + c0), o2_1 = _mm512_loadu_ps(o + 2 * os + c0 + 16);
+    __m512 o3_0 = _mm512_loadu_ps(o + 3 * os + c0), o3_1 = _mm512_loadu_ps(o + 3 * os + c0 + 16);
+    __m512 o4_0 = _mm512_loadu_ps(o + 4 * os + c0), o4_1 = _mm512_loadu_ps(o + 4 * os + c0 + 16);
+    __m512 o5_0 = _mm512_loadu_ps(o + 5 * os + c0), o5_1 = _mm512_loadu_ps(o + 5 * os + c0 + 16);
+    __m512 o6_0 = _mm512_loadu_ps(o + 6 * os + c0), o6_1 = _mm512_loadu_ps(o + 6 * os + c0 + 16);
+    __m512 o7_0 = _mm512_loadu_ps(o + 7 * os + c0), o7_1 = _mm512_loadu_ps(o + 7 * os + c0 + 16);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 3)); o3_0 = _mm512_mul_ps(o3_0, a); o3_1 = _mm512_mul_ps(o3_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 4)); o4_0 = _mm512_mul_ps(o4_0, a); o4_1 = _mm512_mul_ps(o4_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 5)); o5_0 = _mm512_mul_ps(o5_0, a); o5_1 = _mm512_mul_ps(o5_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 6)); o6_0 = _mm512_mul_ps(o6_0, a); o6_1 = _mm512_mul_ps(o6_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 7)); o7_0 = _mm512_mul_ps(o7_0, a); o7_1 = _mm512_mul_ps(o7_1, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * qs;
@@ -340,14 +366,24 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_tail_dany_8x32__av
   }
   for (; c0 + 16 <= d; c0 += 16)
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0), _mm512_set1_ps(*(alpha + 1)));
-    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + c0), _mm512_set1_ps(*(alpha + 2)));
-    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + c0), _mm512_set1_ps(*(alpha + 3)));
-    __m512 o4_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 4 * os + c0), _mm512_set1_ps(*(alpha + 4)));
-    __m512 o5_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 5 * os + c0), _mm512_set1_ps(*(alpha + 5)));
-    __m512 o6_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 6 * os + c0), _mm512_set1_ps(*(alpha + 6)));
-    __m512 o7_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 7 * os + c0), _mm512_set1_ps(*(alpha + 7)));
+    __m512 o0_0 = _mm512_loadu_ps(o + c0);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + c0);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os + c0);
+    __m512 o3_0 = _mm512_loadu_ps(o + 3 * os + c0);
+    __m512 o4_0 = _mm512_loadu_ps(o + 4 * os + c0);
+    __m512 o5_0 = _mm512_loadu_ps(o + 5 * os + c0);
+    __m512 o6_0 = _mm512_loadu_ps(o + 6 * os + c0);
+    __m512 o7_0 = _mm512_loadu_ps(o + 7 * os + c0);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 3)); o3_0 = _mm512_mul_ps(o3_0, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 4)); o4_0 = _mm512_mul_ps(o4_0, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 5)); o5_0 = _mm512_mul_ps(o5_0, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 6)); o6_0 = _mm512_mul_ps(o6_0, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 7)); o7_0 = _mm512_mul_ps(o7_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * qs;
@@ -510,16 +546,23 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_1of2x4_s12
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 128].
  * Column blocks of 64 floats keep 8 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_2x64_p128__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
   int c0 = 0;
   for (; c0 + 64 <= d; c0 += 64)
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 48), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 32), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 48), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o0_0 = _mm512_loadu_ps(o + c0), o0_1 = _mm512_loadu_ps(o + c0 + 16), o0_2 = _mm512_loadu_ps(o + c0 + 32), o0_3 = _mm512_loadu_ps(o + c0 + 48);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + c0), o1_1 = _mm512_loadu_ps(o + os + c0 + 16), o1_2 = _mm512_loadu_ps(o + os + c0 + 32), o1_3 = _mm512_loadu_ps(o + os + c0 + 48);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); o0_3 = _mm512_mul_ps(o0_3, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); o1_3 = _mm512_mul_ps(o1_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -533,8 +576,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_2x64_p128__av
   }
   for (; c0 + 16 <= d; c0 += 16)
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o0_0 = _mm512_loadu_ps(o + c0);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + c0);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -555,16 +602,22 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_2x64_p128__av
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 128].
  * Column blocks of 64 floats keep 4 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_1of2x64_p128__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
   (void)os; /* one row per block */
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f;
   int c0 = 0;
   for (; c0 + 64 <= d; c0 += 64)
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 48), _mm512_set1_ps(*(alpha)));
+    __m512 o0_0 = _mm512_loadu_ps(o + c0), o0_1 = _mm512_loadu_ps(o + c0 + 16), o0_2 = _mm512_loadu_ps(o + c0 + 32), o0_3 = _mm512_loadu_ps(o + c0 + 48);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); o0_3 = _mm512_mul_ps(o0_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -575,7 +628,10 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_1of2x64_p128_
   }
   for (; c0 + 16 <= d; c0 += 16)
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha)));
+    __m512 o0_0 = _mm512_loadu_ps(o + c0);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -723,16 +779,23 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_1of2x4_s12
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 128].
  * Column blocks of 64 floats keep 8 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_2x64_p128_f16__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
   int c0 = 0;
   for (; c0 + 64 <= d; c0 += 64)
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 48), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 32), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 48), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o0_0 = _mm512_loadu_ps(o + c0), o0_1 = _mm512_loadu_ps(o + c0 + 16), o0_2 = _mm512_loadu_ps(o + c0 + 32), o0_3 = _mm512_loadu_ps(o + c0 + 48);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + c0), o1_1 = _mm512_loadu_ps(o + os + c0 + 16), o1_2 = _mm512_loadu_ps(o + os + c0 + 32), o1_3 = _mm512_loadu_ps(o + os + c0 + 48);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); o0_3 = _mm512_mul_ps(o0_3, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); o1_3 = _mm512_mul_ps(o1_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -746,8 +809,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_2x64_p128_f16
   }
   for (; c0 + 16 <= d; c0 += 16)
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o0_0 = _mm512_loadu_ps(o + c0);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + c0);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -768,16 +835,22 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_2x64_p128_f16
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 128].
  * Column blocks of 64 floats keep 4 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_1of2x64_p128_f16__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
   (void)os; /* one row per block */
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f;
   int c0 = 0;
   for (; c0 + 64 <= d; c0 += 64)
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 48), _mm512_set1_ps(*(alpha)));
+    __m512 o0_0 = _mm512_loadu_ps(o + c0), o0_1 = _mm512_loadu_ps(o + c0 + 16), o0_2 = _mm512_loadu_ps(o + c0 + 32), o0_3 = _mm512_loadu_ps(o + c0 + 48);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); o0_3 = _mm512_mul_ps(o0_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -788,7 +861,10 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_1of2x64_p128_
   }
   for (; c0 + 16 <= d; c0 += 16)
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha)));
+    __m512 o0_0 = _mm512_loadu_ps(o + c0);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -936,16 +1012,23 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_1of2x4_s12
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 128].
  * Column blocks of 64 floats keep 8 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_2x64_p128_bf16__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
   int c0 = 0;
   for (; c0 + 64 <= d; c0 += 64)
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 48), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 32), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 48), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o0_0 = _mm512_loadu_ps(o + c0), o0_1 = _mm512_loadu_ps(o + c0 + 16), o0_2 = _mm512_loadu_ps(o + c0 + 32), o0_3 = _mm512_loadu_ps(o + c0 + 48);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + c0), o1_1 = _mm512_loadu_ps(o + os + c0 + 16), o1_2 = _mm512_loadu_ps(o + os + c0 + 32), o1_3 = _mm512_loadu_ps(o + os + c0 + 48);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); o0_3 = _mm512_mul_ps(o0_3, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); o1_3 = _mm512_mul_ps(o1_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -959,8 +1042,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_2x64_p128_bf1
   }
   for (; c0 + 16 <= d; c0 += 16)
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o0_0 = _mm512_loadu_ps(o + c0);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + c0);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -981,16 +1068,22 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_2x64_p128_bf1
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 128].
  * Column blocks of 64 floats keep 4 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_1of2x64_p128_bf16__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
   (void)os; /* one row per block */
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f;
   int c0 = 0;
   for (; c0 + 64 <= d; c0 += 64)
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 48), _mm512_set1_ps(*(alpha)));
+    __m512 o0_0 = _mm512_loadu_ps(o + c0), o0_1 = _mm512_loadu_ps(o + c0 + 16), o0_2 = _mm512_loadu_ps(o + c0 + 32), o0_3 = _mm512_loadu_ps(o + c0 + 48);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); o0_3 = _mm512_mul_ps(o0_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -1001,7 +1094,10 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_1of2x64_p128_
   }
   for (; c0 + 16 <= d; c0 += 16)
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha)));
+    __m512 o0_0 = _mm512_loadu_ps(o + c0);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -1171,40 +1267,55 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_1of2x4_s12
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 128].
  * Column blocks of 64 floats keep 8 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_2x64_p128_int8__avx512(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_2x64_p128_int8__avx512(float *restrict pt, const float *restrict alpha,
     int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
+  /* one scale per V row (the vectors are the bare integers): each coefficient times its row's scale, once for
+   * every column block, in place (this call is the last to read these rows of P) */
+  for (int j = 0; j < n; ++j) {
+    const float sj = (vsc + j * vss)[0];
+    for (int r = 0; r < 2; ++r) pt[j + r * 128] *= sj;
+  }
   int c0 = 0;
   for (; c0 + 64 <= d; c0 += 64)
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 48), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 32), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 48), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o0_0 = _mm512_loadu_ps(o + c0), o0_1 = _mm512_loadu_ps(o + c0 + 16), o0_2 = _mm512_loadu_ps(o + c0 + 32), o0_3 = _mm512_loadu_ps(o + c0 + 48);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + c0), o1_1 = _mm512_loadu_ps(o + os + c0 + 16), o1_2 = _mm512_loadu_ps(o + os + c0 + 32), o1_3 = _mm512_loadu_ps(o + os + c0 + 48);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); o0_3 = _mm512_mul_ps(o0_3, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); o1_3 = _mm512_mul_ps(o1_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
       __m512 v0 = attngen_i8_load_avx512(vj + c0), v1 = attngen_i8_load_avx512(vj + c0 + 16), v2 = attngen_i8_load_avx512(vj + c0 + 32), v3 = attngen_i8_load_avx512(vj + c0 + 48); /* in registers: each is used by 2 rows */
       ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2); ATTNGEN_PIN_AVX512(v3);
-      { const __m512 p = _mm512_set1_ps(pj[0] * vsj[0]); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); }
-      { const __m512 p = _mm512_set1_ps(pj[128] * vsj[0]); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); o1_3 = _mm512_fmadd_ps(p, v3, o1_3); }
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 128)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); o1_3 = _mm512_fmadd_ps(p, v3, o1_3); }
     }
     _mm512_storeu_ps(o + c0, o0_0); _mm512_storeu_ps(o + c0 + 16, o0_1); _mm512_storeu_ps(o + c0 + 32, o0_2); _mm512_storeu_ps(o + c0 + 48, o0_3);
     _mm512_storeu_ps(o + os + c0, o1_0); _mm512_storeu_ps(o + os + c0 + 16, o1_1); _mm512_storeu_ps(o + os + c0 + 32, o1_2); _mm512_storeu_ps(o + os + c0 + 48, o1_3);
   }
   for (; c0 + 16 <= d; c0 += 16)
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o0_0 = _mm512_loadu_ps(o + c0);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + c0);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
       __m512 v0 = attngen_i8_load_avx512(vj + c0); /* in registers: each is used by 2 rows */
       ATTNGEN_PIN_AVX512(v0);
-      { const __m512 p = _mm512_set1_ps(pj[0] * vsj[0]); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); }
-      { const __m512 p = _mm512_set1_ps(pj[128] * vsj[0]); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); }
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 128)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); }
     }
     _mm512_storeu_ps(o + c0, o0_0);
     _mm512_storeu_ps(o + os + c0, o1_0);
@@ -1212,47 +1323,60 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_2x64_p128_int
   for (int r = 0; r < 2; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * (float)(v[j * vs + c]) * (vsc + j * vss)[0];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * (float)(v[j * vs + c]);
       o[r * os + c] = acc;
     }
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 128].
  * Column blocks of 64 floats keep 4 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_1of2x64_p128_int8__avx512(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_1of2x64_p128_int8__avx512(float *restrict pt, const float *restrict alpha,
     int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
 {
   (void)os; /* one row per block */
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f;
+  /* one scale per V row (the vectors are the bare integers): each coefficient times its row's scale, once for
+   * every column block, in place (this call is the last to read these rows of P) */
+  for (int j = 0; j < n; ++j) {
+    const float sj = (vsc + j * vss)[0];
+    for (int r = 0; r < 1; ++r) pt[j + r * 128] *= sj;
+  }
   int c0 = 0;
   for (; c0 + 64 <= d; c0 += 64)
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 48), _mm512_set1_ps(*(alpha)));
+    __m512 o0_0 = _mm512_loadu_ps(o + c0), o0_1 = _mm512_loadu_ps(o + c0 + 16), o0_2 = _mm512_loadu_ps(o + c0 + 32), o0_3 = _mm512_loadu_ps(o + c0 + 48);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); o0_3 = _mm512_mul_ps(o0_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
       const __m512 v0 = attngen_i8_load_avx512(vj + c0), v1 = attngen_i8_load_avx512(vj + c0 + 16), v2 = attngen_i8_load_avx512(vj + c0 + 32), v3 = attngen_i8_load_avx512(vj + c0 + 48);
-      { const __m512 p = _mm512_set1_ps(pj[0] * vsj[0]); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); }
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); }
     }
     _mm512_storeu_ps(o + c0, o0_0); _mm512_storeu_ps(o + c0 + 16, o0_1); _mm512_storeu_ps(o + c0 + 32, o0_2); _mm512_storeu_ps(o + c0 + 48, o0_3);
   }
   for (; c0 + 16 <= d; c0 += 16)
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha)));
+    __m512 o0_0 = _mm512_loadu_ps(o + c0);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
       const __m512 v0 = attngen_i8_load_avx512(vj + c0);
-      { const __m512 p = _mm512_set1_ps(pj[0] * vsj[0]); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); }
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); }
     }
     _mm512_storeu_ps(o + c0, o0_0);
   }
   for (int r = 0; r < 1; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * (float)(v[j * vs + c]) * (vsc + j * vss)[0];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * (float)(v[j * vs + c]);
       o[r * os + c] = acc;
     }
 }
@@ -1404,16 +1528,23 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_1of2x4_s12
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 128].
  * Column blocks of 64 floats keep 8 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_2x64_p128_int8_g64__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
   int c0 = 0;
   for (; c0 + 64 <= d; c0 += 64)
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 48), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 32), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 48), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o0_0 = _mm512_loadu_ps(o + c0), o0_1 = _mm512_loadu_ps(o + c0 + 16), o0_2 = _mm512_loadu_ps(o + c0 + 32), o0_3 = _mm512_loadu_ps(o + c0 + 48);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + c0), o1_1 = _mm512_loadu_ps(o + os + c0 + 16), o1_2 = _mm512_loadu_ps(o + os + c0 + 32), o1_3 = _mm512_loadu_ps(o + os + c0 + 48);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); o0_3 = _mm512_mul_ps(o0_3, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); o1_3 = _mm512_mul_ps(o1_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
@@ -1428,8 +1559,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_2x64_p128_int
   }
   for (; c0 + 16 <= d; c0 += 16)
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o0_0 = _mm512_loadu_ps(o + c0);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + c0);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
@@ -1451,16 +1586,22 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_2x64_p128_int
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 128].
  * Column blocks of 64 floats keep 4 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_1of2x64_p128_int8_g64__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
 {
   (void)os; /* one row per block */
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f;
   int c0 = 0;
   for (; c0 + 64 <= d; c0 += 64)
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 48), _mm512_set1_ps(*(alpha)));
+    __m512 o0_0 = _mm512_loadu_ps(o + c0), o0_1 = _mm512_loadu_ps(o + c0 + 16), o0_2 = _mm512_loadu_ps(o + c0 + 32), o0_3 = _mm512_loadu_ps(o + c0 + 48);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); o0_3 = _mm512_mul_ps(o0_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
@@ -1472,7 +1613,10 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_1of2x64_p128_
   }
   for (; c0 + 16 <= d; c0 += 16)
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha)));
+    __m512 o0_0 = _mm512_loadu_ps(o + c0);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
@@ -1637,16 +1781,23 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_1of2x4_s12
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 128].
  * Column blocks of 64 floats keep 8 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_2x64_p128_int8_g32__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
   int c0 = 0;
   for (; c0 + 64 <= d; c0 += 64)
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 48), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 32), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 48), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o0_0 = _mm512_loadu_ps(o + c0), o0_1 = _mm512_loadu_ps(o + c0 + 16), o0_2 = _mm512_loadu_ps(o + c0 + 32), o0_3 = _mm512_loadu_ps(o + c0 + 48);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + c0), o1_1 = _mm512_loadu_ps(o + os + c0 + 16), o1_2 = _mm512_loadu_ps(o + os + c0 + 32), o1_3 = _mm512_loadu_ps(o + os + c0 + 48);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); o0_3 = _mm512_mul_ps(o0_3, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); o1_3 = _mm512_mul_ps(o1_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
@@ -1661,8 +1812,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_2x64_p128_int
   }
   for (; c0 + 16 <= d; c0 += 16)
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o0_0 = _mm512_loadu_ps(o + c0);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + c0);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
@@ -1684,16 +1839,22 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_2x64_p128_int
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 128].
  * Column blocks of 64 floats keep 4 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_1of2x64_p128_int8_g32__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
 {
   (void)os; /* one row per block */
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f;
   int c0 = 0;
   for (; c0 + 64 <= d; c0 += 64)
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 48), _mm512_set1_ps(*(alpha)));
+    __m512 o0_0 = _mm512_loadu_ps(o + c0), o0_1 = _mm512_loadu_ps(o + c0 + 16), o0_2 = _mm512_loadu_ps(o + c0 + 32), o0_3 = _mm512_loadu_ps(o + c0 + 48);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); o0_3 = _mm512_mul_ps(o0_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
@@ -1705,7 +1866,10 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_1of2x64_p128_
   }
   for (; c0 + 16 <= d; c0 += 16)
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha)));
+    __m512 o0_0 = _mm512_loadu_ps(o + c0);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
@@ -1995,7 +2159,7 @@ static void attn_generic_decode__avx512__work(const attngen_shape *shape, attnge
   w->q_tile = 8;
   w->kv_heads_per_item = 0;
   w->row_stride = attngen_round_up(g * 8, 4);
-  w->keys_per_tile = ((kvh * d) >= 512 ? 8 : 128);
+  w->keys_per_tile = ((kvh * d) >= 32 ? 8 : 128);
   w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 16)), 16)));
   w->split_max = 8;
   w->split_min_keys = 512;
@@ -2006,7 +2170,7 @@ static void attn_generic_decode__avx512__work(const attngen_shape *shape, attnge
   w->head_split_min_flop = 4000000;
 }
 
-/* attn_generic_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x64, ((kvh * d) >= 512 ? 8 : 128) (128 on rows contiguous per head) keys per tile, head_dim at run time */
+/* attn_generic_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x64, ((kvh * d) >= 32 ? 8 : 128) (128 on rows contiguous per head) keys per tile, head_dim at run time */
 static ATTNGEN_TARGET_AVX512 void attn_generic_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   const int g = kernel->shape.heads / kernel->shape.kv_heads, d = kernel->shape.head_dim, kvh = kernel->shape.kv_heads;
@@ -2123,12 +2287,13 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode__avx512(const attngen_kern
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
-   * tiles of ((kvh * d) >= 512 ? 8 : 128), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+   * tiles of ((kvh * d) >= 32 ? 8 : 128), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
-  const int nk = contig ? 128 : ((kvh * d) >= 512 ? 8 : 128);
+  const int nk = contig ? 128 : ((kvh * d) >= 32 ? 8 : 128);
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * d * (int)sizeof(*a->k));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -2171,7 +2336,8 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode__avx512(const attngen_kern
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -2240,7 +2406,8 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode__avx512(const attngen_kern
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -2311,7 +2478,7 @@ static void attn_generic_decode_f16__avx512__work(const attngen_shape *shape, at
   w->q_tile = 8;
   w->kv_heads_per_item = 0;
   w->row_stride = attngen_round_up(g * 8, 4);
-  w->keys_per_tile = ((kvh * d) >= 1024 ? 8 : 128);
+  w->keys_per_tile = ((kvh * d) >= 64 ? 8 : 128);
   w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 16)), 16)));
   w->split_max = 8;
   w->split_min_keys = 512;
@@ -2322,7 +2489,7 @@ static void attn_generic_decode_f16__avx512__work(const attngen_shape *shape, at
   w->head_split_min_flop = 4000000;
 }
 
-/* attn_generic_decode_f16__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x64, ((kvh * d) >= 1024 ? 8 : 128) (128 on rows contiguous per head) keys per tile, head_dim at run time */
+/* attn_generic_decode_f16__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x64, ((kvh * d) >= 64 ? 8 : 128) (128 on rows contiguous per head) keys per tile, head_dim at run time */
 static ATTNGEN_TARGET_AVX512 void attn_generic_decode_f16__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   const int g = kernel->shape.heads / kernel->shape.kv_heads, d = kernel->shape.head_dim, kvh = kernel->shape.kv_heads;
@@ -2439,12 +2606,13 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_f16__avx512(const attngen_
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
-   * tiles of ((kvh * d) >= 1024 ? 8 : 128), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+   * tiles of ((kvh * d) >= 64 ? 8 : 128), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
-  const int nk = contig ? 128 : ((kvh * d) >= 1024 ? 8 : 128);
+  const int nk = contig ? 128 : ((kvh * d) >= 64 ? 8 : 128);
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * d * (int)sizeof(*(const uint16_t *)a->k_f16));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -2487,7 +2655,8 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_f16__avx512(const attngen_
           const uint16_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const uint16_t *rb = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -2556,7 +2725,8 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_f16__avx512(const attngen_
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const uint16_t *rb = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -2627,7 +2797,7 @@ static void attn_generic_decode_bf16__avx512__work(const attngen_shape *shape, a
   w->q_tile = 8;
   w->kv_heads_per_item = 0;
   w->row_stride = attngen_round_up(g * 8, 4);
-  w->keys_per_tile = ((kvh * d) >= 1024 ? 8 : 128);
+  w->keys_per_tile = ((kvh * d) >= 64 ? 8 : 128);
   w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 16)), 16)));
   w->split_max = 8;
   w->split_min_keys = 512;
@@ -2638,7 +2808,7 @@ static void attn_generic_decode_bf16__avx512__work(const attngen_shape *shape, a
   w->head_split_min_flop = 4000000;
 }
 
-/* attn_generic_decode_bf16__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x64, ((kvh * d) >= 1024 ? 8 : 128) (128 on rows contiguous per head) keys per tile, head_dim at run time */
+/* attn_generic_decode_bf16__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x64, ((kvh * d) >= 64 ? 8 : 128) (128 on rows contiguous per head) keys per tile, head_dim at run time */
 static ATTNGEN_TARGET_AVX512 void attn_generic_decode_bf16__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   const int g = kernel->shape.heads / kernel->shape.kv_heads, d = kernel->shape.head_dim, kvh = kernel->shape.kv_heads;
@@ -2755,12 +2925,13 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_bf16__avx512(const attngen
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
-   * tiles of ((kvh * d) >= 1024 ? 8 : 128), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+   * tiles of ((kvh * d) >= 64 ? 8 : 128), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
-  const int nk = contig ? 128 : ((kvh * d) >= 1024 ? 8 : 128);
+  const int nk = contig ? 128 : ((kvh * d) >= 64 ? 8 : 128);
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * d * (int)sizeof(*(const uint16_t *)a->k_bf16));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -2803,7 +2974,8 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_bf16__avx512(const attngen
           const uint16_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const uint16_t *rb = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -2872,7 +3044,8 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_bf16__avx512(const attngen
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const uint16_t *rb = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -2943,7 +3116,7 @@ static void attn_generic_decode_int8__avx512__work(const attngen_shape *shape, a
   w->q_tile = 8;
   w->kv_heads_per_item = 0;
   w->row_stride = attngen_round_up(g * 8, 4);
-  w->keys_per_tile = ((kvh * d) >= 2048 ? 8 : 128);
+  w->keys_per_tile = ((kvh * d) >= 128 ? 8 : 128);
   w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 16)), 16)));
   w->split_max = 8;
   w->split_min_keys = 512;
@@ -2954,7 +3127,7 @@ static void attn_generic_decode_int8__avx512__work(const attngen_shape *shape, a
   w->head_split_min_flop = 4000000;
 }
 
-/* attn_generic_decode_int8__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x64, ((kvh * d) >= 2048 ? 8 : 128) (128 on rows contiguous per head) keys per tile, head_dim at run time */
+/* attn_generic_decode_int8__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x64, ((kvh * d) >= 128 ? 8 : 128) (128 on rows contiguous per head) keys per tile, head_dim at run time */
 static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   const int g = kernel->shape.heads / kernel->shape.kv_heads, d = kernel->shape.head_dim, kvh = kernel->shape.kv_heads;
@@ -3071,12 +3244,13 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8__avx512(const attngen
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
-   * tiles of ((kvh * d) >= 2048 ? 8 : 128), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+   * tiles of ((kvh * d) >= 128 ? 8 : 128), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
-  const int nk = contig ? 128 : ((kvh * d) >= 2048 ? 8 : 128);
+  const int nk = contig ? 128 : ((kvh * d) >= 128 ? 8 : 128);
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * d * (int)sizeof(*(const int8_t *)a->k_i8));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -3126,7 +3300,8 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8__avx512(const attngen
           const int8_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -3202,7 +3377,8 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8__avx512(const attngen
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -3278,7 +3454,7 @@ static void attn_generic_decode_int8_g64__avx512__work(const attngen_shape *shap
   w->q_tile = 8;
   w->kv_heads_per_item = 0;
   w->row_stride = attngen_round_up(g * 8, 4);
-  w->keys_per_tile = ((kvh * d) >= 2048 ? 8 : 128);
+  w->keys_per_tile = ((kvh * d) >= 128 ? 8 : 128);
   w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 16)), 16)));
   w->split_max = 8;
   w->split_min_keys = 512;
@@ -3289,7 +3465,7 @@ static void attn_generic_decode_int8_g64__avx512__work(const attngen_shape *shap
   w->head_split_min_flop = 4000000;
 }
 
-/* attn_generic_decode_int8_g64__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x64, ((kvh * d) >= 2048 ? 8 : 128) (128 on rows contiguous per head) keys per tile, head_dim at run time */
+/* attn_generic_decode_int8_g64__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x64, ((kvh * d) >= 128 ? 8 : 128) (128 on rows contiguous per head) keys per tile, head_dim at run time */
 static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g64__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   const int g = kernel->shape.heads / kernel->shape.kv_heads, d = kernel->shape.head_dim, kvh = kernel->shape.kv_heads;
@@ -3406,12 +3582,13 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g64__avx512(const att
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
-   * tiles of ((kvh * d) >= 2048 ? 8 : 128), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+   * tiles of ((kvh * d) >= 128 ? 8 : 128), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
-  const int nk = contig ? 128 : ((kvh * d) >= 2048 ? 8 : 128);
+  const int nk = contig ? 128 : ((kvh * d) >= 128 ? 8 : 128);
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * d * (int)sizeof(*(const int8_t *)a->k_i8));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -3461,7 +3638,8 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g64__avx512(const att
           const int8_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -3537,7 +3715,8 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g64__avx512(const att
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -3613,7 +3792,7 @@ static void attn_generic_decode_int8_g32__avx512__work(const attngen_shape *shap
   w->q_tile = 8;
   w->kv_heads_per_item = 0;
   w->row_stride = attngen_round_up(g * 8, 4);
-  w->keys_per_tile = ((kvh * d) >= 2048 ? 8 : 128);
+  w->keys_per_tile = ((kvh * d) >= 128 ? 8 : 128);
   w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 7 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 16)), 16)));
   w->split_max = 8;
   w->split_min_keys = 512;
@@ -3624,7 +3803,7 @@ static void attn_generic_decode_int8_g32__avx512__work(const attngen_shape *shap
   w->head_split_min_flop = 4000000;
 }
 
-/* attn_generic_decode_int8_g32__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x64, ((kvh * d) >= 2048 ? 8 : 128) (128 on rows contiguous per head) keys per tile, head_dim at run time */
+/* attn_generic_decode_int8_g32__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x64, ((kvh * d) >= 128 ? 8 : 128) (128 on rows contiguous per head) keys per tile, head_dim at run time */
 static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g32__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   const int g = kernel->shape.heads / kernel->shape.kv_heads, d = kernel->shape.head_dim, kvh = kernel->shape.kv_heads;
@@ -3741,12 +3920,13 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g32__avx512(const att
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
-   * tiles of ((kvh * d) >= 2048 ? 8 : 128), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+   * tiles of ((kvh * d) >= 128 ? 8 : 128), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == d && vs == d;
-  const int nk = contig ? 128 : ((kvh * d) >= 2048 ? 8 : 128);
+  const int nk = contig ? 128 : ((kvh * d) >= 128 ? 8 : 128);
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * d * (int)sizeof(*(const int8_t *)a->k_i8));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -3796,7 +3976,8 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g32__avx512(const att
           const int8_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -3872,7 +4053,8 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g32__avx512(const att
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -4113,18 +4295,29 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_dany_24x4__avx2(cons
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 6 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * qs + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * qs + r * 1].
  * Column blocks of 16 floats keep 12 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16__avx2(const float *restrict pt, ptrdiff_t qs, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f || alpha[4] != 1.0f || alpha[5] != 1.0f;
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 8), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 8), _mm256_broadcast_ss(alpha + 3));
-    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os), _mm256_broadcast_ss(alpha + 4)), o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 8), _mm256_broadcast_ss(alpha + 4));
-    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os), _mm256_broadcast_ss(alpha + 5)), o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 8), _mm256_broadcast_ss(alpha + 5));
+    __m256 o0_0 = _mm256_loadu_ps(o), o0_1 = _mm256_loadu_ps(o + 8);
+    __m256 o1_0 = _mm256_loadu_ps(o + os), o1_1 = _mm256_loadu_ps(o + os + 8);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os), o2_1 = _mm256_loadu_ps(o + 2 * os + 8);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os), o3_1 = _mm256_loadu_ps(o + 3 * os + 8);
+    __m256 o4_0 = _mm256_loadu_ps(o + 4 * os), o4_1 = _mm256_loadu_ps(o + 4 * os + 8);
+    __m256 o5_0 = _mm256_loadu_ps(o + 5 * os), o5_1 = _mm256_loadu_ps(o + 5 * os + 8);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 4); o4_0 = _mm256_mul_ps(o4_0, a); o4_1 = _mm256_mul_ps(o4_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 5); o5_0 = _mm256_mul_ps(o5_0, a); o5_1 = _mm256_mul_ps(o5_1, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * qs;
@@ -4147,20 +4340,31 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16__avx2(con
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 6 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * qs + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * qs + r * 1].
  * Column blocks of 16 floats keep 12 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_tail_dany_6x16__avx2(const float *restrict pt, ptrdiff_t qs, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f || alpha[4] != 1.0f || alpha[5] != 1.0f;
   int c0 = 0;
   for (; c0 + 16 <= d; c0 += 16)
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 8), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 8), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + c0), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + c0 + 8), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + c0), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + c0 + 8), _mm256_broadcast_ss(alpha + 3));
-    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + c0), _mm256_broadcast_ss(alpha + 4)), o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + c0 + 8), _mm256_broadcast_ss(alpha + 4));
-    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + c0), _mm256_broadcast_ss(alpha + 5)), o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + c0 + 8), _mm256_broadcast_ss(alpha + 5));
+    __m256 o0_0 = _mm256_loadu_ps(o + c0), o0_1 = _mm256_loadu_ps(o + c0 + 8);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + c0), o1_1 = _mm256_loadu_ps(o + os + c0 + 8);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + c0), o2_1 = _mm256_loadu_ps(o + 2 * os + c0 + 8);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + c0), o3_1 = _mm256_loadu_ps(o + 3 * os + c0 + 8);
+    __m256 o4_0 = _mm256_loadu_ps(o + 4 * os + c0), o4_1 = _mm256_loadu_ps(o + 4 * os + c0 + 8);
+    __m256 o5_0 = _mm256_loadu_ps(o + 5 * os + c0), o5_1 = _mm256_loadu_ps(o + 5 * os + c0 + 8);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 4); o4_0 = _mm256_mul_ps(o4_0, a); o4_1 = _mm256_mul_ps(o4_1, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 5); o5_0 = _mm256_mul_ps(o5_0, a); o5_1 = _mm256_mul_ps(o5_1, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * qs;
@@ -4182,12 +4386,20 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_tail_dany_6x16__avx2
   }
   for (; c0 + 8 <= d; c0 += 8)
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + c0), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + c0), _mm256_broadcast_ss(alpha + 3));
-    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + c0), _mm256_broadcast_ss(alpha + 4));
-    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + c0), _mm256_broadcast_ss(alpha + 5));
+    __m256 o0_0 = _mm256_loadu_ps(o + c0);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + c0);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + c0);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + c0);
+    __m256 o4_0 = _mm256_loadu_ps(o + 4 * os + c0);
+    __m256 o5_0 = _mm256_loadu_ps(o + 5 * os + c0);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 4); o4_0 = _mm256_mul_ps(o4_0, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 5); o5_0 = _mm256_mul_ps(o5_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * qs;
@@ -4346,16 +4558,23 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_1of2x4_s128_
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 128].
  * Column blocks of 32 floats keep 8 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_2x32_p128__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
   int c0 = 0;
   for (; c0 + 32 <= d; c0 += 32)
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 24), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 16), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 24), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o + c0), o0_1 = _mm256_loadu_ps(o + c0 + 8), o0_2 = _mm256_loadu_ps(o + c0 + 16), o0_3 = _mm256_loadu_ps(o + c0 + 24);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + c0), o1_1 = _mm256_loadu_ps(o + os + c0 + 8), o1_2 = _mm256_loadu_ps(o + os + c0 + 16), o1_3 = _mm256_loadu_ps(o + os + c0 + 24);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -4369,8 +4588,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_2x32_p128__avx2
   }
   for (; c0 + 8 <= d; c0 += 8)
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o + c0);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + c0);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -4391,16 +4614,22 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_2x32_p128__avx2
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 128].
  * Column blocks of 32 floats keep 4 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_1of2x32_p128__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
   (void)os; /* one row per block */
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f;
   int c0 = 0;
   for (; c0 + 32 <= d; c0 += 32)
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 24), _mm256_broadcast_ss(alpha));
+    __m256 o0_0 = _mm256_loadu_ps(o + c0), o0_1 = _mm256_loadu_ps(o + c0 + 8), o0_2 = _mm256_loadu_ps(o + c0 + 16), o0_3 = _mm256_loadu_ps(o + c0 + 24);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -4411,7 +4640,10 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_1of2x32_p128__a
   }
   for (; c0 + 8 <= d; c0 += 8)
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha));
+    __m256 o0_0 = _mm256_loadu_ps(o + c0);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -4559,16 +4791,23 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_qkdot_dany_1of2x4_
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 128].
  * Column blocks of 32 floats keep 8 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_pv_dany_2x32_p128_f16__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
   int c0 = 0;
   for (; c0 + 32 <= d; c0 += 32)
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 24), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 16), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 24), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o + c0), o0_1 = _mm256_loadu_ps(o + c0 + 8), o0_2 = _mm256_loadu_ps(o + c0 + 16), o0_3 = _mm256_loadu_ps(o + c0 + 24);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + c0), o1_1 = _mm256_loadu_ps(o + os + c0 + 8), o1_2 = _mm256_loadu_ps(o + os + c0 + 16), o1_3 = _mm256_loadu_ps(o + os + c0 + 24);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -4582,8 +4821,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_pv_dany_2x32_p128_
   }
   for (; c0 + 8 <= d; c0 += 8)
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o + c0);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + c0);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -4604,16 +4847,22 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_pv_dany_2x32_p128_
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 128].
  * Column blocks of 32 floats keep 4 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_pv_dany_1of2x32_p128_f16__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
   (void)os; /* one row per block */
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f;
   int c0 = 0;
   for (; c0 + 32 <= d; c0 += 32)
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 24), _mm256_broadcast_ss(alpha));
+    __m256 o0_0 = _mm256_loadu_ps(o + c0), o0_1 = _mm256_loadu_ps(o + c0 + 8), o0_2 = _mm256_loadu_ps(o + c0 + 16), o0_3 = _mm256_loadu_ps(o + c0 + 24);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -4624,7 +4873,10 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_pv_dany_1of2x32_p1
   }
   for (; c0 + 8 <= d; c0 += 8)
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha));
+    __m256 o0_0 = _mm256_loadu_ps(o + c0);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -4772,16 +5024,23 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_1of2x4_s128_
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 128].
  * Column blocks of 32 floats keep 8 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_2x32_p128_bf16__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
   int c0 = 0;
   for (; c0 + 32 <= d; c0 += 32)
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 24), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 16), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 24), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o + c0), o0_1 = _mm256_loadu_ps(o + c0 + 8), o0_2 = _mm256_loadu_ps(o + c0 + 16), o0_3 = _mm256_loadu_ps(o + c0 + 24);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + c0), o1_1 = _mm256_loadu_ps(o + os + c0 + 8), o1_2 = _mm256_loadu_ps(o + os + c0 + 16), o1_3 = _mm256_loadu_ps(o + os + c0 + 24);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -4795,8 +5054,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_2x32_p128_bf16_
   }
   for (; c0 + 8 <= d; c0 += 8)
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o + c0);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + c0);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -4817,16 +5080,22 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_2x32_p128_bf16_
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 128].
  * Column blocks of 32 floats keep 4 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_1of2x32_p128_bf16__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
   (void)os; /* one row per block */
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f;
   int c0 = 0;
   for (; c0 + 32 <= d; c0 += 32)
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 24), _mm256_broadcast_ss(alpha));
+    __m256 o0_0 = _mm256_loadu_ps(o + c0), o0_1 = _mm256_loadu_ps(o + c0 + 8), o0_2 = _mm256_loadu_ps(o + c0 + 16), o0_3 = _mm256_loadu_ps(o + c0 + 24);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -4837,7 +5106,10 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_1of2x32_p128_bf
   }
   for (; c0 + 8 <= d; c0 += 8)
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha));
+    __m256 o0_0 = _mm256_loadu_ps(o + c0);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -5007,40 +5279,55 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_1of2x4_s128_
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 128].
  * Column blocks of 32 floats keep 8 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_2x32_p128_int8__avx2(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_2x32_p128_int8__avx2(float *restrict pt, const float *restrict alpha,
     int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
+  /* one scale per V row (the vectors are the bare integers): each coefficient times its row's scale, once for
+   * every column block, in place (this call is the last to read these rows of P) */
+  for (int j = 0; j < n; ++j) {
+    const float sj = (vsc + j * vss)[0];
+    for (int r = 0; r < 2; ++r) pt[j + r * 128] *= sj;
+  }
   int c0 = 0;
   for (; c0 + 32 <= d; c0 += 32)
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 24), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 16), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 24), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o + c0), o0_1 = _mm256_loadu_ps(o + c0 + 8), o0_2 = _mm256_loadu_ps(o + c0 + 16), o0_3 = _mm256_loadu_ps(o + c0 + 24);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + c0), o1_1 = _mm256_loadu_ps(o + os + c0 + 8), o1_2 = _mm256_loadu_ps(o + os + c0 + 16), o1_3 = _mm256_loadu_ps(o + os + c0 + 24);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
       __m256 v0 = attngen_i8_load_avx2(vj + c0), v1 = attngen_i8_load_avx2(vj + c0 + 8), v2 = attngen_i8_load_avx2(vj + c0 + 16), v3 = attngen_i8_load_avx2(vj + c0 + 24); /* in registers: each is used by 2 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3);
-      { const __m256 p = _mm256_set1_ps(pj[0] * vsj[0]); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
-      { const __m256 p = _mm256_set1_ps(pj[128] * vsj[0]); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 128); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
     }
     _mm256_storeu_ps(o + c0, o0_0); _mm256_storeu_ps(o + c0 + 8, o0_1); _mm256_storeu_ps(o + c0 + 16, o0_2); _mm256_storeu_ps(o + c0 + 24, o0_3);
     _mm256_storeu_ps(o + os + c0, o1_0); _mm256_storeu_ps(o + os + c0 + 8, o1_1); _mm256_storeu_ps(o + os + c0 + 16, o1_2); _mm256_storeu_ps(o + os + c0 + 24, o1_3);
   }
   for (; c0 + 8 <= d; c0 += 8)
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o + c0);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + c0);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
       __m256 v0 = attngen_i8_load_avx2(vj + c0); /* in registers: each is used by 2 rows */
       ATTNGEN_PIN_AVX2(v0);
-      { const __m256 p = _mm256_set1_ps(pj[0] * vsj[0]); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); }
-      { const __m256 p = _mm256_set1_ps(pj[128] * vsj[0]); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); }
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 128); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); }
     }
     _mm256_storeu_ps(o + c0, o0_0);
     _mm256_storeu_ps(o + os + c0, o1_0);
@@ -5048,47 +5335,60 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_2x32_p128_int8_
   for (int r = 0; r < 2; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * (float)(v[j * vs + c]) * (vsc + j * vss)[0];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * (float)(v[j * vs + c]);
       o[r * os + c] = acc;
     }
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 128].
  * Column blocks of 32 floats keep 4 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_1of2x32_p128_int8__avx2(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_1of2x32_p128_int8__avx2(float *restrict pt, const float *restrict alpha,
     int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
 {
   (void)os; /* one row per block */
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f;
+  /* one scale per V row (the vectors are the bare integers): each coefficient times its row's scale, once for
+   * every column block, in place (this call is the last to read these rows of P) */
+  for (int j = 0; j < n; ++j) {
+    const float sj = (vsc + j * vss)[0];
+    for (int r = 0; r < 1; ++r) pt[j + r * 128] *= sj;
+  }
   int c0 = 0;
   for (; c0 + 32 <= d; c0 += 32)
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 24), _mm256_broadcast_ss(alpha));
+    __m256 o0_0 = _mm256_loadu_ps(o + c0), o0_1 = _mm256_loadu_ps(o + c0 + 8), o0_2 = _mm256_loadu_ps(o + c0 + 16), o0_3 = _mm256_loadu_ps(o + c0 + 24);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
       const __m256 v0 = attngen_i8_load_avx2(vj + c0), v1 = attngen_i8_load_avx2(vj + c0 + 8), v2 = attngen_i8_load_avx2(vj + c0 + 16), v3 = attngen_i8_load_avx2(vj + c0 + 24);
-      { const __m256 p = _mm256_set1_ps(pj[0] * vsj[0]); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
     }
     _mm256_storeu_ps(o + c0, o0_0); _mm256_storeu_ps(o + c0 + 8, o0_1); _mm256_storeu_ps(o + c0 + 16, o0_2); _mm256_storeu_ps(o + c0 + 24, o0_3);
   }
   for (; c0 + 8 <= d; c0 += 8)
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha));
+    __m256 o0_0 = _mm256_loadu_ps(o + c0);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
       const __m256 v0 = attngen_i8_load_avx2(vj + c0);
-      { const __m256 p = _mm256_set1_ps(pj[0] * vsj[0]); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); }
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); }
     }
     _mm256_storeu_ps(o + c0, o0_0);
   }
   for (int r = 0; r < 1; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * (float)(v[j * vs + c]) * (vsc + j * vss)[0];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * (float)(v[j * vs + c]);
       o[r * os + c] = acc;
     }
 }
@@ -5240,16 +5540,23 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_1of2x4_s128_
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 128].
  * Column blocks of 32 floats keep 8 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_2x32_p128_int8_g64__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
   int c0 = 0;
   for (; c0 + 32 <= d; c0 += 32)
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 24), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 16), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 24), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o + c0), o0_1 = _mm256_loadu_ps(o + c0 + 8), o0_2 = _mm256_loadu_ps(o + c0 + 16), o0_3 = _mm256_loadu_ps(o + c0 + 24);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + c0), o1_1 = _mm256_loadu_ps(o + os + c0 + 8), o1_2 = _mm256_loadu_ps(o + os + c0 + 16), o1_3 = _mm256_loadu_ps(o + os + c0 + 24);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
@@ -5264,8 +5571,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_2x32_p128_int8_
   }
   for (; c0 + 8 <= d; c0 += 8)
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o + c0);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + c0);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
@@ -5287,16 +5598,22 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_2x32_p128_int8_
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 128].
  * Column blocks of 32 floats keep 4 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_1of2x32_p128_int8_g64__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
 {
   (void)os; /* one row per block */
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f;
   int c0 = 0;
   for (; c0 + 32 <= d; c0 += 32)
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 24), _mm256_broadcast_ss(alpha));
+    __m256 o0_0 = _mm256_loadu_ps(o + c0), o0_1 = _mm256_loadu_ps(o + c0 + 8), o0_2 = _mm256_loadu_ps(o + c0 + 16), o0_3 = _mm256_loadu_ps(o + c0 + 24);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
@@ -5308,7 +5625,10 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_1of2x32_p128_in
   }
   for (; c0 + 8 <= d; c0 += 8)
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha));
+    __m256 o0_0 = _mm256_loadu_ps(o + c0);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
@@ -5473,16 +5793,23 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_1of2x4_s128_
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 128].
  * Column blocks of 32 floats keep 8 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_2x32_p128_int8_g32__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
   int c0 = 0;
   for (; c0 + 32 <= d; c0 += 32)
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 24), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 16), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 24), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o + c0), o0_1 = _mm256_loadu_ps(o + c0 + 8), o0_2 = _mm256_loadu_ps(o + c0 + 16), o0_3 = _mm256_loadu_ps(o + c0 + 24);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + c0), o1_1 = _mm256_loadu_ps(o + os + c0 + 8), o1_2 = _mm256_loadu_ps(o + os + c0 + 16), o1_3 = _mm256_loadu_ps(o + os + c0 + 24);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
@@ -5497,8 +5824,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_2x32_p128_int8_
   }
   for (; c0 + 8 <= d; c0 += 8)
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0), _mm256_broadcast_ss(alpha + 1));
+    __m256 o0_0 = _mm256_loadu_ps(o + c0);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + c0);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
@@ -5520,16 +5851,22 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_2x32_p128_int8_
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 128].
  * Column blocks of 32 floats keep 4 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_1of2x32_p128_int8_g32__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
 {
   (void)os; /* one row per block */
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f;
   int c0 = 0;
   for (; c0 + 32 <= d; c0 += 32)
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 24), _mm256_broadcast_ss(alpha));
+    __m256 o0_0 = _mm256_loadu_ps(o + c0), o0_1 = _mm256_loadu_ps(o + c0 + 8), o0_2 = _mm256_loadu_ps(o + c0 + 16), o0_3 = _mm256_loadu_ps(o + c0 + 24);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
@@ -5541,7 +5878,10 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_1of2x32_p128_in
   }
   for (; c0 + 8 <= d; c0 += 8)
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha));
+    __m256 o0_0 = _mm256_loadu_ps(o + c0);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
@@ -5963,8 +6303,9 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
   const int contig = ks == d && vs == d;
   const int nk = contig ? 128 : ((kvh * d) >= 512 ? 8 : 32);
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * d * (int)sizeof(*a->k));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -6007,7 +6348,8 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -6076,7 +6418,8 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -6279,8 +6622,9 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_generic_decode_f16__avx2(const attngen
   const int contig = ks == d && vs == d;
   const int nk = contig ? 128 : ((kvh * d) >= 1024 ? 8 : 32);
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * d * (int)sizeof(*(const uint16_t *)a->k_f16));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -6323,7 +6667,8 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_generic_decode_f16__avx2(const attngen
           const uint16_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const uint16_t *rb = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -6392,7 +6737,8 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_generic_decode_f16__avx2(const attngen
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const uint16_t *rb = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -6595,8 +6941,9 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_bf16__avx2(const attngen_ker
   const int contig = ks == d && vs == d;
   const int nk = contig ? 128 : ((kvh * d) >= 1024 ? 8 : 32);
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * d * (int)sizeof(*(const uint16_t *)a->k_bf16));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -6639,7 +6986,8 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_bf16__avx2(const attngen_ker
           const uint16_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const uint16_t *rb = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -6708,7 +7056,8 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_bf16__avx2(const attngen_ker
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const uint16_t *rb = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -6911,8 +7260,9 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8__avx2(const attngen_ker
   const int contig = ks == d && vs == d;
   const int nk = contig ? 128 : ((kvh * d) >= 2048 ? 8 : 32);
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * d * (int)sizeof(*(const int8_t *)a->k_i8));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -6962,7 +7312,8 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8__avx2(const attngen_ker
           const int8_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -7038,7 +7389,8 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8__avx2(const attngen_ker
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -7246,8 +7598,9 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g64__avx2(const attngen
   const int contig = ks == d && vs == d;
   const int nk = contig ? 128 : ((kvh * d) >= 2048 ? 8 : 32);
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * d * (int)sizeof(*(const int8_t *)a->k_i8));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -7297,7 +7650,8 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g64__avx2(const attngen
           const int8_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -7373,7 +7727,8 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g64__avx2(const attngen
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -7581,8 +7936,9 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g32__avx2(const attngen
   const int contig = ks == d && vs == d;
   const int nk = contig ? 128 : ((kvh * d) >= 2048 ? 8 : 32);
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
-   * head's rows of a tile */
+   * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * d * (int)sizeof(*(const int8_t *)a->k_i8));
+  const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
     if (n > nk) n = nk;
@@ -7632,7 +7988,8 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g32__avx2(const attngen
           const int8_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           if (!contig) {
-            const int s = hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -7708,7 +8065,8 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g32__avx2(const attngen
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (!contig) {
-        const int s = nh + hh + ahead, tk = kt + s / (2 * nh) * nk, hs = s % (2 * nh), hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
         if (0 < j1) {
           const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
@@ -7914,22 +8272,35 @@ static ATTNGEN_NOINLINE void attngen_qk_dany_16x5__neon(const float *restrict qt
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 8 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * qs + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * qs + r * 1].
  * Column blocks of 8 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_panel_8x8__neon(const float *restrict pt, ptrdiff_t qs, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f || alpha[4] != 1.0f || alpha[5] != 1.0f || alpha[6] != 1.0f || alpha[7] != 1.0f;
   int c0 = 0;
   for (; c0 + 8 <= 8; c0 += 8)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + c0 + 4), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + c0 + 4), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + c0 + 4), vld1q_dup_f32(alpha + 3));
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), vld1q_dup_f32(alpha + 4)), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + c0 + 4), vld1q_dup_f32(alpha + 4));
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), vld1q_dup_f32(alpha + 5)), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + c0 + 4), vld1q_dup_f32(alpha + 5));
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), vld1q_dup_f32(alpha + 6)), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + c0 + 4), vld1q_dup_f32(alpha + 6));
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), vld1q_dup_f32(alpha + 7)), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + c0 + 4), vld1q_dup_f32(alpha + 7));
+    float32x4_t o0_0 = vld1q_f32(o + c0), o0_1 = vld1q_f32(o + c0 + 4);
+    float32x4_t o1_0 = vld1q_f32(o + os + c0), o1_1 = vld1q_f32(o + os + c0 + 4);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + c0), o2_1 = vld1q_f32(o + 2 * os + c0 + 4);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + c0), o3_1 = vld1q_f32(o + 3 * os + c0 + 4);
+    float32x4_t o4_0 = vld1q_f32(o + 4 * os + c0), o4_1 = vld1q_f32(o + 4 * os + c0 + 4);
+    float32x4_t o5_0 = vld1q_f32(o + 5 * os + c0), o5_1 = vld1q_f32(o + 5 * os + c0 + 4);
+    float32x4_t o6_0 = vld1q_f32(o + 6 * os + c0), o6_1 = vld1q_f32(o + 6 * os + c0 + 4);
+    float32x4_t o7_0 = vld1q_f32(o + 7 * os + c0), o7_1 = vld1q_f32(o + 7 * os + c0 + 4);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 4); o4_0 = vmulq_f32(o4_0, a); o4_1 = vmulq_f32(o4_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 5); o5_0 = vmulq_f32(o5_0, a); o5_1 = vmulq_f32(o5_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 6); o6_0 = vmulq_f32(o6_0, a); o6_1 = vmulq_f32(o6_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 7); o7_0 = vmulq_f32(o7_0, a); o7_1 = vmulq_f32(o7_1, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * qs;
@@ -7954,14 +8325,24 @@ static ATTNGEN_NOINLINE void attngen_pv_panel_8x8__neon(const float *restrict pt
   }
   for (; c0 + 4 <= 8; c0 += 4)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), vld1q_dup_f32(alpha + 3));
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), vld1q_dup_f32(alpha + 4));
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), vld1q_dup_f32(alpha + 5));
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), vld1q_dup_f32(alpha + 6));
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), vld1q_dup_f32(alpha + 7));
+    float32x4_t o0_0 = vld1q_f32(o + c0);
+    float32x4_t o1_0 = vld1q_f32(o + os + c0);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + c0);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + c0);
+    float32x4_t o4_0 = vld1q_f32(o + 4 * os + c0);
+    float32x4_t o5_0 = vld1q_f32(o + 5 * os + c0);
+    float32x4_t o6_0 = vld1q_f32(o + 6 * os + c0);
+    float32x4_t o7_0 = vld1q_f32(o + 7 * os + c0);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 4); o4_0 = vmulq_f32(o4_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 5); o5_0 = vmulq_f32(o5_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 6); o6_0 = vmulq_f32(o6_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 7); o7_0 = vmulq_f32(o7_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * qs;
@@ -7993,22 +8374,35 @@ static ATTNGEN_NOINLINE void attngen_pv_panel_8x8__neon(const float *restrict pt
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 8 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * qs + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * qs + r * 1].
  * Column blocks of 8 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_tail_dany_8x8__neon(const float *restrict pt, ptrdiff_t qs, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f || alpha[4] != 1.0f || alpha[5] != 1.0f || alpha[6] != 1.0f || alpha[7] != 1.0f;
   int c0 = 0;
   for (; c0 + 8 <= d; c0 += 8)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + c0 + 4), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + c0 + 4), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + c0 + 4), vld1q_dup_f32(alpha + 3));
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), vld1q_dup_f32(alpha + 4)), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + c0 + 4), vld1q_dup_f32(alpha + 4));
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), vld1q_dup_f32(alpha + 5)), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + c0 + 4), vld1q_dup_f32(alpha + 5));
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), vld1q_dup_f32(alpha + 6)), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + c0 + 4), vld1q_dup_f32(alpha + 6));
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), vld1q_dup_f32(alpha + 7)), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + c0 + 4), vld1q_dup_f32(alpha + 7));
+    float32x4_t o0_0 = vld1q_f32(o + c0), o0_1 = vld1q_f32(o + c0 + 4);
+    float32x4_t o1_0 = vld1q_f32(o + os + c0), o1_1 = vld1q_f32(o + os + c0 + 4);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + c0), o2_1 = vld1q_f32(o + 2 * os + c0 + 4);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + c0), o3_1 = vld1q_f32(o + 3 * os + c0 + 4);
+    float32x4_t o4_0 = vld1q_f32(o + 4 * os + c0), o4_1 = vld1q_f32(o + 4 * os + c0 + 4);
+    float32x4_t o5_0 = vld1q_f32(o + 5 * os + c0), o5_1 = vld1q_f32(o + 5 * os + c0 + 4);
+    float32x4_t o6_0 = vld1q_f32(o + 6 * os + c0), o6_1 = vld1q_f32(o + 6 * os + c0 + 4);
+    float32x4_t o7_0 = vld1q_f32(o + 7 * os + c0), o7_1 = vld1q_f32(o + 7 * os + c0 + 4);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); o2_1 = vmulq_f32(o2_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); o3_1 = vmulq_f32(o3_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 4); o4_0 = vmulq_f32(o4_0, a); o4_1 = vmulq_f32(o4_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 5); o5_0 = vmulq_f32(o5_0, a); o5_1 = vmulq_f32(o5_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 6); o6_0 = vmulq_f32(o6_0, a); o6_1 = vmulq_f32(o6_1, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 7); o7_0 = vmulq_f32(o7_0, a); o7_1 = vmulq_f32(o7_1, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * qs;
@@ -8033,14 +8427,24 @@ static ATTNGEN_NOINLINE void attngen_pv_tail_dany_8x8__neon(const float *restric
   }
   for (; c0 + 4 <= d; c0 += 4)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1));
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), vld1q_dup_f32(alpha + 2));
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), vld1q_dup_f32(alpha + 3));
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), vld1q_dup_f32(alpha + 4));
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), vld1q_dup_f32(alpha + 5));
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), vld1q_dup_f32(alpha + 6));
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), vld1q_dup_f32(alpha + 7));
+    float32x4_t o0_0 = vld1q_f32(o + c0);
+    float32x4_t o1_0 = vld1q_f32(o + os + c0);
+    float32x4_t o2_0 = vld1q_f32(o + 2 * os + c0);
+    float32x4_t o3_0 = vld1q_f32(o + 3 * os + c0);
+    float32x4_t o4_0 = vld1q_f32(o + 4 * os + c0);
+    float32x4_t o5_0 = vld1q_f32(o + 5 * os + c0);
+    float32x4_t o6_0 = vld1q_f32(o + 6 * os + c0);
+    float32x4_t o7_0 = vld1q_f32(o + 7 * os + c0);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 2); o2_0 = vmulq_f32(o2_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 3); o3_0 = vmulq_f32(o3_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 4); o4_0 = vmulq_f32(o4_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 5); o5_0 = vmulq_f32(o5_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 6); o6_0 = vmulq_f32(o6_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 7); o7_0 = vmulq_f32(o7_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * qs;
@@ -8202,16 +8606,23 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_rowwise__neon(const f
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_dany_2x24_p64__neon(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
   int c0 = 0;
   for (; c0 + 24 <= d; c0 += 24)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + c0 + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + c0 + 12), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + c0 + 16), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + c0 + 20), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + c0 + 4), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + c0 + 8), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + c0 + 12), vld1q_dup_f32(alpha + 1)), o1_4 = vmulq_f32(vld1q_f32(o + os + c0 + 16), vld1q_dup_f32(alpha + 1)), o1_5 = vmulq_f32(vld1q_f32(o + os + c0 + 20), vld1q_dup_f32(alpha + 1));
+    float32x4_t o0_0 = vld1q_f32(o + c0), o0_1 = vld1q_f32(o + c0 + 4), o0_2 = vld1q_f32(o + c0 + 8), o0_3 = vld1q_f32(o + c0 + 12), o0_4 = vld1q_f32(o + c0 + 16), o0_5 = vld1q_f32(o + c0 + 20);
+    float32x4_t o1_0 = vld1q_f32(o + os + c0), o1_1 = vld1q_f32(o + os + c0 + 4), o1_2 = vld1q_f32(o + os + c0 + 8), o1_3 = vld1q_f32(o + os + c0 + 12), o1_4 = vld1q_f32(o + os + c0 + 16), o1_5 = vld1q_f32(o + os + c0 + 20);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); o0_4 = vmulq_f32(o0_4, a); o0_5 = vmulq_f32(o0_5, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); o1_4 = vmulq_f32(o1_4, a); o1_5 = vmulq_f32(o1_5, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -8224,8 +8635,12 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x24_p64__neon(const float *restric
   }
   for (; c0 + 4 <= d; c0 += 4)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1));
+    float32x4_t o0_0 = vld1q_f32(o + c0);
+    float32x4_t o1_0 = vld1q_f32(o + os + c0);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -8245,16 +8660,22 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x24_p64__neon(const float *restric
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 24 floats keep 6 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x24_p64__neon(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
   (void)os; /* one row per block */
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f;
   int c0 = 0;
   for (; c0 + 24 <= d; c0 += 24)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + c0 + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + c0 + 12), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + c0 + 16), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + c0 + 20), vld1q_dup_f32(alpha));
+    float32x4_t o0_0 = vld1q_f32(o + c0), o0_1 = vld1q_f32(o + c0 + 4), o0_2 = vld1q_f32(o + c0 + 8), o0_3 = vld1q_f32(o + c0 + 12), o0_4 = vld1q_f32(o + c0 + 16), o0_5 = vld1q_f32(o + c0 + 20);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); o0_4 = vmulq_f32(o0_4, a); o0_5 = vmulq_f32(o0_5, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -8265,7 +8686,10 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x24_p64__neon(const float *rest
   }
   for (; c0 + 4 <= d; c0 += 4)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha));
+    float32x4_t o0_0 = vld1q_f32(o + c0);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -8413,16 +8837,23 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_rowwise_f16__neon(con
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_dany_2x24_p64_f16__neon(const float *restrict pt, const float *restrict alpha,
     int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
   int c0 = 0;
   for (; c0 + 24 <= d; c0 += 24)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + c0 + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + c0 + 12), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + c0 + 16), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + c0 + 20), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + c0 + 4), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + c0 + 8), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + c0 + 12), vld1q_dup_f32(alpha + 1)), o1_4 = vmulq_f32(vld1q_f32(o + os + c0 + 16), vld1q_dup_f32(alpha + 1)), o1_5 = vmulq_f32(vld1q_f32(o + os + c0 + 20), vld1q_dup_f32(alpha + 1));
+    float32x4_t o0_0 = vld1q_f32(o + c0), o0_1 = vld1q_f32(o + c0 + 4), o0_2 = vld1q_f32(o + c0 + 8), o0_3 = vld1q_f32(o + c0 + 12), o0_4 = vld1q_f32(o + c0 + 16), o0_5 = vld1q_f32(o + c0 + 20);
+    float32x4_t o1_0 = vld1q_f32(o + os + c0), o1_1 = vld1q_f32(o + os + c0 + 4), o1_2 = vld1q_f32(o + os + c0 + 8), o1_3 = vld1q_f32(o + os + c0 + 12), o1_4 = vld1q_f32(o + os + c0 + 16), o1_5 = vld1q_f32(o + os + c0 + 20);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); o0_4 = vmulq_f32(o0_4, a); o0_5 = vmulq_f32(o0_5, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); o1_4 = vmulq_f32(o1_4, a); o1_5 = vmulq_f32(o1_5, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -8435,8 +8866,12 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x24_p64_f16__neon(const float *res
   }
   for (; c0 + 4 <= d; c0 += 4)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1));
+    float32x4_t o0_0 = vld1q_f32(o + c0);
+    float32x4_t o1_0 = vld1q_f32(o + os + c0);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -8456,16 +8891,22 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x24_p64_f16__neon(const float *res
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 24 floats keep 6 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x24_p64_f16__neon(const float *restrict pt, const float *restrict alpha,
     int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
   (void)os; /* one row per block */
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f;
   int c0 = 0;
   for (; c0 + 24 <= d; c0 += 24)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + c0 + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + c0 + 12), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + c0 + 16), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + c0 + 20), vld1q_dup_f32(alpha));
+    float32x4_t o0_0 = vld1q_f32(o + c0), o0_1 = vld1q_f32(o + c0 + 4), o0_2 = vld1q_f32(o + c0 + 8), o0_3 = vld1q_f32(o + c0 + 12), o0_4 = vld1q_f32(o + c0 + 16), o0_5 = vld1q_f32(o + c0 + 20);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); o0_4 = vmulq_f32(o0_4, a); o0_5 = vmulq_f32(o0_5, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -8476,7 +8917,10 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x24_p64_f16__neon(const float *
   }
   for (; c0 + 4 <= d; c0 += 4)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha));
+    float32x4_t o0_0 = vld1q_f32(o + c0);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -8624,16 +9068,23 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_rowwise_bf16__neon(co
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_dany_2x24_p64_bf16__neon(const float *restrict pt, const float *restrict alpha,
     int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
   int c0 = 0;
   for (; c0 + 24 <= d; c0 += 24)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + c0 + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + c0 + 12), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + c0 + 16), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + c0 + 20), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + c0 + 4), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + c0 + 8), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + c0 + 12), vld1q_dup_f32(alpha + 1)), o1_4 = vmulq_f32(vld1q_f32(o + os + c0 + 16), vld1q_dup_f32(alpha + 1)), o1_5 = vmulq_f32(vld1q_f32(o + os + c0 + 20), vld1q_dup_f32(alpha + 1));
+    float32x4_t o0_0 = vld1q_f32(o + c0), o0_1 = vld1q_f32(o + c0 + 4), o0_2 = vld1q_f32(o + c0 + 8), o0_3 = vld1q_f32(o + c0 + 12), o0_4 = vld1q_f32(o + c0 + 16), o0_5 = vld1q_f32(o + c0 + 20);
+    float32x4_t o1_0 = vld1q_f32(o + os + c0), o1_1 = vld1q_f32(o + os + c0 + 4), o1_2 = vld1q_f32(o + os + c0 + 8), o1_3 = vld1q_f32(o + os + c0 + 12), o1_4 = vld1q_f32(o + os + c0 + 16), o1_5 = vld1q_f32(o + os + c0 + 20);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); o0_4 = vmulq_f32(o0_4, a); o0_5 = vmulq_f32(o0_5, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); o1_4 = vmulq_f32(o1_4, a); o1_5 = vmulq_f32(o1_5, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -8646,8 +9097,12 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x24_p64_bf16__neon(const float *re
   }
   for (; c0 + 4 <= d; c0 += 4)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1));
+    float32x4_t o0_0 = vld1q_f32(o + c0);
+    float32x4_t o1_0 = vld1q_f32(o + os + c0);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -8667,16 +9122,22 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x24_p64_bf16__neon(const float *re
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 24 floats keep 6 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x24_p64_bf16__neon(const float *restrict pt, const float *restrict alpha,
     int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
   (void)os; /* one row per block */
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f;
   int c0 = 0;
   for (; c0 + 24 <= d; c0 += 24)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + c0 + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + c0 + 12), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + c0 + 16), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + c0 + 20), vld1q_dup_f32(alpha));
+    float32x4_t o0_0 = vld1q_f32(o + c0), o0_1 = vld1q_f32(o + c0 + 4), o0_2 = vld1q_f32(o + c0 + 8), o0_3 = vld1q_f32(o + c0 + 12), o0_4 = vld1q_f32(o + c0 + 16), o0_5 = vld1q_f32(o + c0 + 20);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); o0_4 = vmulq_f32(o0_4, a); o0_5 = vmulq_f32(o0_5, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -8687,7 +9148,10 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x24_p64_bf16__neon(const float 
   }
   for (; c0 + 4 <= d; c0 += 4)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha));
+    float32x4_t o0_0 = vld1q_f32(o + c0);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -8857,38 +9321,53 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_rowwise_int8__neon(co
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE void attngen_pv_dany_2x24_p64_int8__neon(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE void attngen_pv_dany_2x24_p64_int8__neon(float *restrict pt, const float *restrict alpha,
     int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
+  /* one scale per V row (the vectors are the bare integers): each coefficient times its row's scale, once for
+   * every column block, in place (this call is the last to read these rows of P) */
+  for (int j = 0; j < n; ++j) {
+    const float sj = (vsc + j * vss)[0];
+    for (int r = 0; r < 2; ++r) pt[j + r * 64] *= sj;
+  }
   int c0 = 0;
   for (; c0 + 24 <= d; c0 += 24)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + c0 + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + c0 + 12), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + c0 + 16), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + c0 + 20), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + c0 + 4), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + c0 + 8), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + c0 + 12), vld1q_dup_f32(alpha + 1)), o1_4 = vmulq_f32(vld1q_f32(o + os + c0 + 16), vld1q_dup_f32(alpha + 1)), o1_5 = vmulq_f32(vld1q_f32(o + os + c0 + 20), vld1q_dup_f32(alpha + 1));
+    float32x4_t o0_0 = vld1q_f32(o + c0), o0_1 = vld1q_f32(o + c0 + 4), o0_2 = vld1q_f32(o + c0 + 8), o0_3 = vld1q_f32(o + c0 + 12), o0_4 = vld1q_f32(o + c0 + 16), o0_5 = vld1q_f32(o + c0 + 20);
+    float32x4_t o1_0 = vld1q_f32(o + os + c0), o1_1 = vld1q_f32(o + os + c0 + 4), o1_2 = vld1q_f32(o + os + c0 + 8), o1_3 = vld1q_f32(o + os + c0 + 12), o1_4 = vld1q_f32(o + os + c0 + 16), o1_5 = vld1q_f32(o + os + c0 + 20);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); o0_4 = vmulq_f32(o0_4, a); o0_5 = vmulq_f32(o0_5, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); o1_4 = vmulq_f32(o1_4, a); o1_5 = vmulq_f32(o1_5, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
       const float32x4_t v0 = attngen_i8_load_neon(vj + c0), v1 = attngen_i8_load_neon(vj + c0 + 4), v2 = attngen_i8_load_neon(vj + c0 + 8), v3 = attngen_i8_load_neon(vj + c0 + 12), v4 = attngen_i8_load_neon(vj + c0 + 16), v5 = attngen_i8_load_neon(vj + c0 + 20);
-      { const float32x4_t p = vdupq_n_f32(pj[0] * vsj[0]); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); o0_4 = vfmaq_f32(o0_4, p, v4); o0_5 = vfmaq_f32(o0_5, p, v5); }
-      { const float32x4_t p = vdupq_n_f32(pj[64] * vsj[0]); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); o1_4 = vfmaq_f32(o1_4, p, v4); o1_5 = vfmaq_f32(o1_5, p, v5); }
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); o0_4 = vfmaq_f32(o0_4, p, v4); o0_5 = vfmaq_f32(o0_5, p, v5); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 64); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); o1_4 = vfmaq_f32(o1_4, p, v4); o1_5 = vfmaq_f32(o1_5, p, v5); }
     }
     vst1q_f32(o + c0, o0_0); vst1q_f32(o + c0 + 4, o0_1); vst1q_f32(o + c0 + 8, o0_2); vst1q_f32(o + c0 + 12, o0_3); vst1q_f32(o + c0 + 16, o0_4); vst1q_f32(o + c0 + 20, o0_5);
     vst1q_f32(o + os + c0, o1_0); vst1q_f32(o + os + c0 + 4, o1_1); vst1q_f32(o + os + c0 + 8, o1_2); vst1q_f32(o + os + c0 + 12, o1_3); vst1q_f32(o + os + c0 + 16, o1_4); vst1q_f32(o + os + c0 + 20, o1_5);
   }
   for (; c0 + 4 <= d; c0 += 4)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1));
+    float32x4_t o0_0 = vld1q_f32(o + c0);
+    float32x4_t o1_0 = vld1q_f32(o + os + c0);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
       const float32x4_t v0 = attngen_i8_load_neon(vj + c0);
-      { const float32x4_t p = vdupq_n_f32(pj[0] * vsj[0]); o0_0 = vfmaq_f32(o0_0, p, v0); }
-      { const float32x4_t p = vdupq_n_f32(pj[64] * vsj[0]); o1_0 = vfmaq_f32(o1_0, p, v0); }
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 64); o1_0 = vfmaq_f32(o1_0, p, v0); }
     }
     vst1q_f32(o + c0, o0_0);
     vst1q_f32(o + os + c0, o1_0);
@@ -8896,47 +9375,60 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x24_p64_int8__neon(const float *re
   for (int r = 0; r < 2; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * (float)(v[j * vs + c]) * (vsc + j * vss)[0];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * (float)(v[j * vs + c]);
       o[r * os + c] = acc;
     }
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 24 floats keep 6 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x24_p64_int8__neon(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x24_p64_int8__neon(float *restrict pt, const float *restrict alpha,
     int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
 {
   (void)os; /* one row per block */
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f;
+  /* one scale per V row (the vectors are the bare integers): each coefficient times its row's scale, once for
+   * every column block, in place (this call is the last to read these rows of P) */
+  for (int j = 0; j < n; ++j) {
+    const float sj = (vsc + j * vss)[0];
+    for (int r = 0; r < 1; ++r) pt[j + r * 64] *= sj;
+  }
   int c0 = 0;
   for (; c0 + 24 <= d; c0 += 24)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + c0 + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + c0 + 12), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + c0 + 16), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + c0 + 20), vld1q_dup_f32(alpha));
+    float32x4_t o0_0 = vld1q_f32(o + c0), o0_1 = vld1q_f32(o + c0 + 4), o0_2 = vld1q_f32(o + c0 + 8), o0_3 = vld1q_f32(o + c0 + 12), o0_4 = vld1q_f32(o + c0 + 16), o0_5 = vld1q_f32(o + c0 + 20);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); o0_4 = vmulq_f32(o0_4, a); o0_5 = vmulq_f32(o0_5, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
       const float32x4_t v0 = attngen_i8_load_neon(vj + c0), v1 = attngen_i8_load_neon(vj + c0 + 4), v2 = attngen_i8_load_neon(vj + c0 + 8), v3 = attngen_i8_load_neon(vj + c0 + 12), v4 = attngen_i8_load_neon(vj + c0 + 16), v5 = attngen_i8_load_neon(vj + c0 + 20);
-      { const float32x4_t p = vdupq_n_f32(pj[0] * vsj[0]); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); o0_4 = vfmaq_f32(o0_4, p, v4); o0_5 = vfmaq_f32(o0_5, p, v5); }
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); o0_4 = vfmaq_f32(o0_4, p, v4); o0_5 = vfmaq_f32(o0_5, p, v5); }
     }
     vst1q_f32(o + c0, o0_0); vst1q_f32(o + c0 + 4, o0_1); vst1q_f32(o + c0 + 8, o0_2); vst1q_f32(o + c0 + 12, o0_3); vst1q_f32(o + c0 + 16, o0_4); vst1q_f32(o + c0 + 20, o0_5);
   }
   for (; c0 + 4 <= d; c0 += 4)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha));
+    float32x4_t o0_0 = vld1q_f32(o + c0);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
       const float32x4_t v0 = attngen_i8_load_neon(vj + c0);
-      { const float32x4_t p = vdupq_n_f32(pj[0] * vsj[0]); o0_0 = vfmaq_f32(o0_0, p, v0); }
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); }
     }
     vst1q_f32(o + c0, o0_0);
   }
   for (int r = 0; r < 1; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * (float)(v[j * vs + c]) * (vsc + j * vss)[0];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * (float)(v[j * vs + c]);
       o[r * os + c] = acc;
     }
 }
@@ -9088,16 +9580,23 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_rowwise_int8_g64__neo
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_dany_2x24_p64_int8_g64__neon(const float *restrict pt, const float *restrict alpha,
     int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
   int c0 = 0;
   for (; c0 + 24 <= d; c0 += 24)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + c0 + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + c0 + 12), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + c0 + 16), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + c0 + 20), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + c0 + 4), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + c0 + 8), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + c0 + 12), vld1q_dup_f32(alpha + 1)), o1_4 = vmulq_f32(vld1q_f32(o + os + c0 + 16), vld1q_dup_f32(alpha + 1)), o1_5 = vmulq_f32(vld1q_f32(o + os + c0 + 20), vld1q_dup_f32(alpha + 1));
+    float32x4_t o0_0 = vld1q_f32(o + c0), o0_1 = vld1q_f32(o + c0 + 4), o0_2 = vld1q_f32(o + c0 + 8), o0_3 = vld1q_f32(o + c0 + 12), o0_4 = vld1q_f32(o + c0 + 16), o0_5 = vld1q_f32(o + c0 + 20);
+    float32x4_t o1_0 = vld1q_f32(o + os + c0), o1_1 = vld1q_f32(o + os + c0 + 4), o1_2 = vld1q_f32(o + os + c0 + 8), o1_3 = vld1q_f32(o + os + c0 + 12), o1_4 = vld1q_f32(o + os + c0 + 16), o1_5 = vld1q_f32(o + os + c0 + 20);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); o0_4 = vmulq_f32(o0_4, a); o0_5 = vmulq_f32(o0_5, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); o1_4 = vmulq_f32(o1_4, a); o1_5 = vmulq_f32(o1_5, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
@@ -9111,8 +9610,12 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x24_p64_int8_g64__neon(const float
   }
   for (; c0 + 4 <= d; c0 += 4)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1));
+    float32x4_t o0_0 = vld1q_f32(o + c0);
+    float32x4_t o1_0 = vld1q_f32(o + os + c0);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
@@ -9133,16 +9636,22 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x24_p64_int8_g64__neon(const float
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 24 floats keep 6 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x24_p64_int8_g64__neon(const float *restrict pt, const float *restrict alpha,
     int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
 {
   (void)os; /* one row per block */
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f;
   int c0 = 0;
   for (; c0 + 24 <= d; c0 += 24)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + c0 + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + c0 + 12), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + c0 + 16), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + c0 + 20), vld1q_dup_f32(alpha));
+    float32x4_t o0_0 = vld1q_f32(o + c0), o0_1 = vld1q_f32(o + c0 + 4), o0_2 = vld1q_f32(o + c0 + 8), o0_3 = vld1q_f32(o + c0 + 12), o0_4 = vld1q_f32(o + c0 + 16), o0_5 = vld1q_f32(o + c0 + 20);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); o0_4 = vmulq_f32(o0_4, a); o0_5 = vmulq_f32(o0_5, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
@@ -9154,7 +9663,10 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x24_p64_int8_g64__neon(const fl
   }
   for (; c0 + 4 <= d; c0 += 4)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha));
+    float32x4_t o0_0 = vld1q_f32(o + c0);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
@@ -9319,16 +9831,23 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_rowwise_int8_g32__neo
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_dany_2x24_p64_int8_g32__neon(const float *restrict pt, const float *restrict alpha,
     int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
   int c0 = 0;
   for (; c0 + 24 <= d; c0 += 24)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + c0 + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + c0 + 12), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + c0 + 16), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + c0 + 20), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + c0 + 4), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + c0 + 8), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + c0 + 12), vld1q_dup_f32(alpha + 1)), o1_4 = vmulq_f32(vld1q_f32(o + os + c0 + 16), vld1q_dup_f32(alpha + 1)), o1_5 = vmulq_f32(vld1q_f32(o + os + c0 + 20), vld1q_dup_f32(alpha + 1));
+    float32x4_t o0_0 = vld1q_f32(o + c0), o0_1 = vld1q_f32(o + c0 + 4), o0_2 = vld1q_f32(o + c0 + 8), o0_3 = vld1q_f32(o + c0 + 12), o0_4 = vld1q_f32(o + c0 + 16), o0_5 = vld1q_f32(o + c0 + 20);
+    float32x4_t o1_0 = vld1q_f32(o + os + c0), o1_1 = vld1q_f32(o + os + c0 + 4), o1_2 = vld1q_f32(o + os + c0 + 8), o1_3 = vld1q_f32(o + os + c0 + 12), o1_4 = vld1q_f32(o + os + c0 + 16), o1_5 = vld1q_f32(o + os + c0 + 20);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); o0_4 = vmulq_f32(o0_4, a); o0_5 = vmulq_f32(o0_5, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); o1_1 = vmulq_f32(o1_1, a); o1_2 = vmulq_f32(o1_2, a); o1_3 = vmulq_f32(o1_3, a); o1_4 = vmulq_f32(o1_4, a); o1_5 = vmulq_f32(o1_5, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
@@ -9342,8 +9861,12 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x24_p64_int8_g32__neon(const float
   }
   for (; c0 + 4 <= d; c0 += 4)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha));
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1));
+    float32x4_t o0_0 = vld1q_f32(o + c0);
+    float32x4_t o1_0 = vld1q_f32(o + os + c0);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); }
+      { const float32x4_t a = vld1q_dup_f32(alpha + 1); o1_0 = vmulq_f32(o1_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
@@ -9364,16 +9887,22 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x24_p64_int8_g32__neon(const float
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 24 floats keep 6 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x24_p64_int8_g32__neon(const float *restrict pt, const float *restrict alpha,
     int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
 {
   (void)os; /* one row per block */
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f;
   int c0 = 0;
   for (; c0 + 24 <= d; c0 += 24)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + c0 + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + c0 + 12), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + c0 + 16), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + c0 + 20), vld1q_dup_f32(alpha));
+    float32x4_t o0_0 = vld1q_f32(o + c0), o0_1 = vld1q_f32(o + c0 + 4), o0_2 = vld1q_f32(o + c0 + 8), o0_3 = vld1q_f32(o + c0 + 12), o0_4 = vld1q_f32(o + c0 + 16), o0_5 = vld1q_f32(o + c0 + 20);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); o0_1 = vmulq_f32(o0_1, a); o0_2 = vmulq_f32(o0_2, a); o0_3 = vmulq_f32(o0_3, a); o0_4 = vmulq_f32(o0_4, a); o0_5 = vmulq_f32(o0_5, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
@@ -9385,7 +9914,10 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x24_p64_int8_g32__neon(const fl
   }
   for (; c0 + 4 <= d; c0 += 4)
   {
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha));
+    float32x4_t o0_0 = vld1q_f32(o + c0);
+    if (rescale) {
+      { const float32x4_t a = vld1q_dup_f32(alpha); o0_0 = vmulq_f32(o0_0, a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
@@ -11481,18 +12013,27 @@ static ATTNGEN_NOINLINE void attngen_qk_dany_4x4__scalar(const float *restrict q
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * qs + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * qs + r * 1].
  * Column blocks of 4 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_panel_4x4__scalar(const float *restrict pt, ptrdiff_t qs, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
   int c0 = 0;
   for (; c0 + 4 <= 4; c0 += 4)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
-    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2))), o2_1 = ((*(o + 2 * os + c0 + 1)) * (*(alpha + 2))), o2_2 = ((*(o + 2 * os + c0 + 2)) * (*(alpha + 2))), o2_3 = ((*(o + 2 * os + c0 + 3)) * (*(alpha + 2)));
-    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3))), o3_1 = ((*(o + 3 * os + c0 + 1)) * (*(alpha + 3))), o3_2 = ((*(o + 3 * os + c0 + 2)) * (*(alpha + 3))), o3_3 = ((*(o + 3 * os + c0 + 3)) * (*(alpha + 3)));
+    float o0_0 = (*(o + c0)), o0_1 = (*(o + c0 + 1)), o0_2 = (*(o + c0 + 2)), o0_3 = (*(o + c0 + 3));
+    float o1_0 = (*(o + os + c0)), o1_1 = (*(o + os + c0 + 1)), o1_2 = (*(o + os + c0 + 2)), o1_3 = (*(o + os + c0 + 3));
+    float o2_0 = (*(o + 2 * os + c0)), o2_1 = (*(o + 2 * os + c0 + 1)), o2_2 = (*(o + 2 * os + c0 + 2)), o2_3 = (*(o + 2 * os + c0 + 3));
+    float o3_0 = (*(o + 3 * os + c0)), o3_1 = (*(o + 3 * os + c0 + 1)), o3_2 = (*(o + 3 * os + c0 + 2)), o3_3 = (*(o + 3 * os + c0 + 3));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); o0_1 = (o0_1 * a); o0_2 = (o0_2 * a); o0_3 = (o0_3 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); o1_1 = (o1_1 * a); o1_2 = (o1_2 * a); o1_3 = (o1_3 * a); }
+      { const float a = (*(alpha + 2)); o2_0 = (o2_0 * a); o2_1 = (o2_1 * a); o2_2 = (o2_2 * a); o2_3 = (o2_3 * a); }
+      { const float a = (*(alpha + 3)); o3_0 = (o3_0 * a); o3_1 = (o3_1 * a); o3_2 = (o3_2 * a); o3_3 = (o3_3 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * qs;
@@ -11509,10 +12050,16 @@ static ATTNGEN_NOINLINE void attngen_pv_panel_4x4__scalar(const float *restrict 
   }
   for (; c0 + 1 <= 4; c0 += 1)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
-    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2)));
-    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3)));
+    float o0_0 = (*(o + c0));
+    float o1_0 = (*(o + os + c0));
+    float o2_0 = (*(o + 2 * os + c0));
+    float o3_0 = (*(o + 3 * os + c0));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); }
+      { const float a = (*(alpha + 2)); o2_0 = (o2_0 * a); }
+      { const float a = (*(alpha + 3)); o3_0 = (o3_0 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * qs;
@@ -11536,18 +12083,27 @@ static ATTNGEN_NOINLINE void attngen_pv_panel_4x4__scalar(const float *restrict 
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * qs + r * 1].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * qs + r * 1].
  * Column blocks of 4 floats keep 16 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_tail_dany_4x4__scalar(const float *restrict pt, ptrdiff_t qs, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
   int c0 = 0;
   for (; c0 + 4 <= d; c0 += 4)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
-    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2))), o2_1 = ((*(o + 2 * os + c0 + 1)) * (*(alpha + 2))), o2_2 = ((*(o + 2 * os + c0 + 2)) * (*(alpha + 2))), o2_3 = ((*(o + 2 * os + c0 + 3)) * (*(alpha + 2)));
-    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3))), o3_1 = ((*(o + 3 * os + c0 + 1)) * (*(alpha + 3))), o3_2 = ((*(o + 3 * os + c0 + 2)) * (*(alpha + 3))), o3_3 = ((*(o + 3 * os + c0 + 3)) * (*(alpha + 3)));
+    float o0_0 = (*(o + c0)), o0_1 = (*(o + c0 + 1)), o0_2 = (*(o + c0 + 2)), o0_3 = (*(o + c0 + 3));
+    float o1_0 = (*(o + os + c0)), o1_1 = (*(o + os + c0 + 1)), o1_2 = (*(o + os + c0 + 2)), o1_3 = (*(o + os + c0 + 3));
+    float o2_0 = (*(o + 2 * os + c0)), o2_1 = (*(o + 2 * os + c0 + 1)), o2_2 = (*(o + 2 * os + c0 + 2)), o2_3 = (*(o + 2 * os + c0 + 3));
+    float o3_0 = (*(o + 3 * os + c0)), o3_1 = (*(o + 3 * os + c0 + 1)), o3_2 = (*(o + 3 * os + c0 + 2)), o3_3 = (*(o + 3 * os + c0 + 3));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); o0_1 = (o0_1 * a); o0_2 = (o0_2 * a); o0_3 = (o0_3 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); o1_1 = (o1_1 * a); o1_2 = (o1_2 * a); o1_3 = (o1_3 * a); }
+      { const float a = (*(alpha + 2)); o2_0 = (o2_0 * a); o2_1 = (o2_1 * a); o2_2 = (o2_2 * a); o2_3 = (o2_3 * a); }
+      { const float a = (*(alpha + 3)); o3_0 = (o3_0 * a); o3_1 = (o3_1 * a); o3_2 = (o3_2 * a); o3_3 = (o3_3 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * qs;
@@ -11564,10 +12120,16 @@ static ATTNGEN_NOINLINE void attngen_pv_tail_dany_4x4__scalar(const float *restr
   }
   for (; c0 + 1 <= d; c0 += 1)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
-    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2)));
-    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3)));
+    float o0_0 = (*(o + c0));
+    float o1_0 = (*(o + os + c0));
+    float o2_0 = (*(o + 2 * os + c0));
+    float o3_0 = (*(o + 3 * os + c0));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); }
+      { const float a = (*(alpha + 2)); o2_0 = (o2_0 * a); }
+      { const float a = (*(alpha + 3)); o3_0 = (o3_0 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * qs;
@@ -11721,16 +12283,23 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_rowwise__scalar(const
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 4 floats keep 8 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_dany_2x4_p64__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
   int c0 = 0;
   for (; c0 + 4 <= d; c0 += 4)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
+    float o0_0 = (*(o + c0)), o0_1 = (*(o + c0 + 1)), o0_2 = (*(o + c0 + 2)), o0_3 = (*(o + c0 + 3));
+    float o1_0 = (*(o + os + c0)), o1_1 = (*(o + os + c0 + 1)), o1_2 = (*(o + os + c0 + 2)), o1_3 = (*(o + os + c0 + 3));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); o0_1 = (o0_1 * a); o0_2 = (o0_2 * a); o0_3 = (o0_3 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); o1_1 = (o1_1 * a); o1_2 = (o1_2 * a); o1_3 = (o1_3 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -11743,8 +12312,12 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x4_p64__scalar(const float *restri
   }
   for (; c0 + 1 <= d; c0 += 1)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
+    float o0_0 = (*(o + c0));
+    float o1_0 = (*(o + os + c0));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -11764,16 +12337,22 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x4_p64__scalar(const float *restri
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 4 floats keep 4 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x4_p64__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
   (void)os; /* one row per block */
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f;
   int c0 = 0;
   for (; c0 + 4 <= d; c0 += 4)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
+    float o0_0 = (*(o + c0)), o0_1 = (*(o + c0 + 1)), o0_2 = (*(o + c0 + 2)), o0_3 = (*(o + c0 + 3));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); o0_1 = (o0_1 * a); o0_2 = (o0_2 * a); o0_3 = (o0_3 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -11784,7 +12363,10 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x4_p64__scalar(const float *res
   }
   for (; c0 + 1 <= d; c0 += 1)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha)));
+    float o0_0 = (*(o + c0));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -11932,16 +12514,23 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_rowwise_f16__scalar(c
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 4 floats keep 8 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_dany_2x4_p64_f16__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
   int c0 = 0;
   for (; c0 + 4 <= d; c0 += 4)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
+    float o0_0 = (*(o + c0)), o0_1 = (*(o + c0 + 1)), o0_2 = (*(o + c0 + 2)), o0_3 = (*(o + c0 + 3));
+    float o1_0 = (*(o + os + c0)), o1_1 = (*(o + os + c0 + 1)), o1_2 = (*(o + os + c0 + 2)), o1_3 = (*(o + os + c0 + 3));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); o0_1 = (o0_1 * a); o0_2 = (o0_2 * a); o0_3 = (o0_3 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); o1_1 = (o1_1 * a); o1_2 = (o1_2 * a); o1_3 = (o1_3 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -11954,8 +12543,12 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x4_p64_f16__scalar(const float *re
   }
   for (; c0 + 1 <= d; c0 += 1)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
+    float o0_0 = (*(o + c0));
+    float o1_0 = (*(o + os + c0));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -11975,16 +12568,22 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x4_p64_f16__scalar(const float *re
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 4 floats keep 4 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x4_p64_f16__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
   (void)os; /* one row per block */
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f;
   int c0 = 0;
   for (; c0 + 4 <= d; c0 += 4)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
+    float o0_0 = (*(o + c0)), o0_1 = (*(o + c0 + 1)), o0_2 = (*(o + c0 + 2)), o0_3 = (*(o + c0 + 3));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); o0_1 = (o0_1 * a); o0_2 = (o0_2 * a); o0_3 = (o0_3 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -11995,7 +12594,10 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x4_p64_f16__scalar(const float 
   }
   for (; c0 + 1 <= d; c0 += 1)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha)));
+    float o0_0 = (*(o + c0));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -12143,16 +12745,23 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_rowwise_bf16__scalar(
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 4 floats keep 8 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_dany_2x4_p64_bf16__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
   int c0 = 0;
   for (; c0 + 4 <= d; c0 += 4)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
+    float o0_0 = (*(o + c0)), o0_1 = (*(o + c0 + 1)), o0_2 = (*(o + c0 + 2)), o0_3 = (*(o + c0 + 3));
+    float o1_0 = (*(o + os + c0)), o1_1 = (*(o + os + c0 + 1)), o1_2 = (*(o + os + c0 + 2)), o1_3 = (*(o + os + c0 + 3));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); o0_1 = (o0_1 * a); o0_2 = (o0_2 * a); o0_3 = (o0_3 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); o1_1 = (o1_1 * a); o1_2 = (o1_2 * a); o1_3 = (o1_3 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -12165,8 +12774,12 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x4_p64_bf16__scalar(const float *r
   }
   for (; c0 + 1 <= d; c0 += 1)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
+    float o0_0 = (*(o + c0));
+    float o1_0 = (*(o + os + c0));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -12186,16 +12799,22 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x4_p64_bf16__scalar(const float *r
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 4 floats keep 4 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x4_p64_bf16__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
   (void)os; /* one row per block */
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f;
   int c0 = 0;
   for (; c0 + 4 <= d; c0 += 4)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
+    float o0_0 = (*(o + c0)), o0_1 = (*(o + c0 + 1)), o0_2 = (*(o + c0 + 2)), o0_3 = (*(o + c0 + 3));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); o0_1 = (o0_1 * a); o0_2 = (o0_2 * a); o0_3 = (o0_3 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -12206,7 +12825,10 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x4_p64_bf16__scalar(const float
   }
   for (; c0 + 1 <= d; c0 += 1)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha)));
+    float o0_0 = (*(o + c0));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -12376,38 +12998,53 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_rowwise_int8__scalar(
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 4 floats keep 8 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE void attngen_pv_dany_2x4_p64_int8__scalar(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE void attngen_pv_dany_2x4_p64_int8__scalar(float *restrict pt, const float *restrict alpha,
     int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
+  /* one scale per V row (the vectors are the bare integers): each coefficient times its row's scale, once for
+   * every column block, in place (this call is the last to read these rows of P) */
+  for (int j = 0; j < n; ++j) {
+    const float sj = (vsc + j * vss)[0];
+    for (int r = 0; r < 2; ++r) pt[j + r * 64] *= sj;
+  }
   int c0 = 0;
   for (; c0 + 4 <= d; c0 += 4)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
+    float o0_0 = (*(o + c0)), o0_1 = (*(o + c0 + 1)), o0_2 = (*(o + c0 + 2)), o0_3 = (*(o + c0 + 3));
+    float o1_0 = (*(o + os + c0)), o1_1 = (*(o + os + c0 + 1)), o1_2 = (*(o + os + c0 + 2)), o1_3 = (*(o + os + c0 + 3));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); o0_1 = (o0_1 * a); o0_2 = (o0_2 * a); o0_3 = (o0_3 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); o1_1 = (o1_1 * a); o1_2 = (o1_2 * a); o1_3 = (o1_3 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
       const float v0 = ((float)*(vj + c0)), v1 = ((float)*(vj + c0 + 1)), v2 = ((float)*(vj + c0 + 2)), v3 = ((float)*(vj + c0 + 3));
-      { const float p = (pj[0] * vsj[0]); o0_0 = o0_0 + p * v0; o0_1 = o0_1 + p * v1; o0_2 = o0_2 + p * v2; o0_3 = o0_3 + p * v3; }
-      { const float p = (pj[64] * vsj[0]); o1_0 = o1_0 + p * v0; o1_1 = o1_1 + p * v1; o1_2 = o1_2 + p * v2; o1_3 = o1_3 + p * v3; }
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; o0_1 = o0_1 + p * v1; o0_2 = o0_2 + p * v2; o0_3 = o0_3 + p * v3; }
+      { const float p = (*(pj + 64)); o1_0 = o1_0 + p * v0; o1_1 = o1_1 + p * v1; o1_2 = o1_2 + p * v2; o1_3 = o1_3 + p * v3; }
     }
     *(o + c0) = o0_0; *(o + c0 + 1) = o0_1; *(o + c0 + 2) = o0_2; *(o + c0 + 3) = o0_3;
     *(o + os + c0) = o1_0; *(o + os + c0 + 1) = o1_1; *(o + os + c0 + 2) = o1_2; *(o + os + c0 + 3) = o1_3;
   }
   for (; c0 + 1 <= d; c0 += 1)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
+    float o0_0 = (*(o + c0));
+    float o1_0 = (*(o + os + c0));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
       const float v0 = ((float)*(vj + c0));
-      { const float p = (pj[0] * vsj[0]); o0_0 = o0_0 + p * v0; }
-      { const float p = (pj[64] * vsj[0]); o1_0 = o1_0 + p * v0; }
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; }
+      { const float p = (*(pj + 64)); o1_0 = o1_0 + p * v0; }
     }
     *(o + c0) = o0_0;
     *(o + os + c0) = o1_0;
@@ -12415,47 +13052,60 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x4_p64_int8__scalar(const float *r
   for (int r = 0; r < 2; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * (float)(v[j * vs + c]) * (vsc + j * vss)[0];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * (float)(v[j * vs + c]);
       o[r * os + c] = acc;
     }
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 4 floats keep 4 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x4_p64_int8__scalar(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x4_p64_int8__scalar(float *restrict pt, const float *restrict alpha,
     int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
 {
   (void)os; /* one row per block */
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f;
+  /* one scale per V row (the vectors are the bare integers): each coefficient times its row's scale, once for
+   * every column block, in place (this call is the last to read these rows of P) */
+  for (int j = 0; j < n; ++j) {
+    const float sj = (vsc + j * vss)[0];
+    for (int r = 0; r < 1; ++r) pt[j + r * 64] *= sj;
+  }
   int c0 = 0;
   for (; c0 + 4 <= d; c0 += 4)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
+    float o0_0 = (*(o + c0)), o0_1 = (*(o + c0 + 1)), o0_2 = (*(o + c0 + 2)), o0_3 = (*(o + c0 + 3));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); o0_1 = (o0_1 * a); o0_2 = (o0_2 * a); o0_3 = (o0_3 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
       const float v0 = ((float)*(vj + c0)), v1 = ((float)*(vj + c0 + 1)), v2 = ((float)*(vj + c0 + 2)), v3 = ((float)*(vj + c0 + 3));
-      { const float p = (pj[0] * vsj[0]); o0_0 = o0_0 + p * v0; o0_1 = o0_1 + p * v1; o0_2 = o0_2 + p * v2; o0_3 = o0_3 + p * v3; }
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; o0_1 = o0_1 + p * v1; o0_2 = o0_2 + p * v2; o0_3 = o0_3 + p * v3; }
     }
     *(o + c0) = o0_0; *(o + c0 + 1) = o0_1; *(o + c0 + 2) = o0_2; *(o + c0 + 3) = o0_3;
   }
   for (; c0 + 1 <= d; c0 += 1)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha)));
+    float o0_0 = (*(o + c0));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
-      const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
       const float v0 = ((float)*(vj + c0));
-      { const float p = (pj[0] * vsj[0]); o0_0 = o0_0 + p * v0; }
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; }
     }
     *(o + c0) = o0_0;
   }
   for (int r = 0; r < 1; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * (float)(v[j * vs + c]) * (vsc + j * vss)[0];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * (float)(v[j * vs + c]);
       o[r * os + c] = acc;
     }
 }
@@ -12607,16 +13257,23 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_rowwise_int8_g64__sca
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 4 floats keep 8 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_dany_2x4_p64_int8_g64__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
   int c0 = 0;
   for (; c0 + 4 <= d; c0 += 4)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
+    float o0_0 = (*(o + c0)), o0_1 = (*(o + c0 + 1)), o0_2 = (*(o + c0 + 2)), o0_3 = (*(o + c0 + 3));
+    float o1_0 = (*(o + os + c0)), o1_1 = (*(o + os + c0 + 1)), o1_2 = (*(o + os + c0 + 2)), o1_3 = (*(o + os + c0 + 3));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); o0_1 = (o0_1 * a); o0_2 = (o0_2 * a); o0_3 = (o0_3 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); o1_1 = (o1_1 * a); o1_2 = (o1_2 * a); o1_3 = (o1_3 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
@@ -12630,8 +13287,12 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x4_p64_int8_g64__scalar(const floa
   }
   for (; c0 + 1 <= d; c0 += 1)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
+    float o0_0 = (*(o + c0));
+    float o1_0 = (*(o + os + c0));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
@@ -12652,16 +13313,22 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x4_p64_int8_g64__scalar(const floa
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 4 floats keep 4 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x4_p64_int8_g64__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
 {
   (void)os; /* one row per block */
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f;
   int c0 = 0;
   for (; c0 + 4 <= d; c0 += 4)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
+    float o0_0 = (*(o + c0)), o0_1 = (*(o + c0 + 1)), o0_2 = (*(o + c0 + 2)), o0_3 = (*(o + c0 + 3));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); o0_1 = (o0_1 * a); o0_2 = (o0_2 * a); o0_3 = (o0_3 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
@@ -12673,7 +13340,10 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x4_p64_int8_g64__scalar(const f
   }
   for (; c0 + 1 <= d; c0 += 1)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha)));
+    float o0_0 = (*(o + c0));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
@@ -12838,16 +13508,23 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_rowwise_int8_g32__sca
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 4 floats keep 8 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_dany_2x4_p64_int8_g32__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
 {
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
   int c0 = 0;
   for (; c0 + 4 <= d; c0 += 4)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
+    float o0_0 = (*(o + c0)), o0_1 = (*(o + c0 + 1)), o0_2 = (*(o + c0 + 2)), o0_3 = (*(o + c0 + 3));
+    float o1_0 = (*(o + os + c0)), o1_1 = (*(o + os + c0 + 1)), o1_2 = (*(o + os + c0 + 2)), o1_3 = (*(o + os + c0 + 3));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); o0_1 = (o0_1 * a); o0_2 = (o0_2 * a); o0_3 = (o0_3 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); o1_1 = (o1_1 * a); o1_2 = (o1_2 * a); o1_3 = (o1_3 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
@@ -12861,8 +13538,12 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x4_p64_int8_g32__scalar(const floa
   }
   for (; c0 + 1 <= d; c0 += 1)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha)));
-    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
+    float o0_0 = (*(o + c0));
+    float o1_0 = (*(o + os + c0));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); }
+      { const float a = (*(alpha + 1)); o1_0 = (o1_0 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
@@ -12883,16 +13564,22 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x4_p64_int8_g32__scalar(const floa
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 4 floats keep 4 accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x4_p64_int8_g32__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
 {
   (void)os; /* one row per block */
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f;
   int c0 = 0;
   for (; c0 + 4 <= d; c0 += 4)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
+    float o0_0 = (*(o + c0)), o0_1 = (*(o + c0 + 1)), o0_2 = (*(o + c0 + 2)), o0_3 = (*(o + c0 + 3));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); o0_1 = (o0_1 * a); o0_2 = (o0_2 * a); o0_3 = (o0_3 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
@@ -12904,7 +13591,10 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x4_p64_int8_g32__scalar(const f
   }
   for (; c0 + 1 <= d; c0 += 1)
   {
-    float o0_0 = ((*(o + c0)) * (*(alpha)));
+    float o0_0 = (*(o + c0));
+    if (rescale) {
+      { const float a = (*(alpha)); o0_0 = (o0_0 * a); }
+    }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
