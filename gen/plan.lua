@@ -184,6 +184,8 @@ function plan.for_kernel(k)
     p.keys_contig = (D and k.kv_heads == 1) and p.keys or blk.keys_contiguous or blk.keys
     -- and the Q·Kᵀ block's keys there: the vocabulary's kb_contiguous for the group, else kb
     p.kb_contig = plan.decode_choice(isa, G).kb_contiguous or p.kb
+    -- and its rows: the vocabulary's rb_contiguous for the group, else rb
+    p.rb_contig = plan.decode_choice(isa, G).rb_contiguous or p.rb
     -- softmax down the columns of a transposed S (the vocabulary's choice per group), over every kv head's rows
     -- side by side: the per-row arrays span ms rows (scratch_layout), padded there to whole vectors
     p.columns = plan.decode_choice(isa, G).columns or false
@@ -199,7 +201,7 @@ function plan.for_kernel(k)
     p.keys_padded = round_up(math.max(type(p.keys) == "number" and p.keys or blk.keys, p.keys_contig),
       lcm(lcm(lcm(p.kb, p.kb_contig), W), p.lanes and p.lanes.kb or 1))
     -- rows computed are padded to the blocking only (padding to 4 made MHA decode compute 4 rows for its 1)
-    p.row_align = lcm(p.rb, p.pr)
+    p.row_align = lcm(lcm(p.rb, p.rb_contig), p.pr)
     -- P·V on rows contiguous per head reads each V row whole, in address order: column blocks of at most
     -- contig_pv_vectors vectors (as few passes over the row as that allows) and as many rows as keep at most 16
     -- accumulators. The token-major blocking reads a row in several column passes (4 x 48 at d128: three), which
@@ -380,9 +382,9 @@ function plan.microkernels(isa, p, D, G)
     local function qk_rw_name(rows)
       return string.format("attngen_qkdot_%s_%sx%d%s_rowwise%s__%s", dim, rows, p.kb_contig, qk_stride, ty, isa.name)
     end
-    mk.qk_rowwise = { name = qk_rw_name(p.rb), kb = p.kb_contig, edges = {} }
-    for _, e in ipairs(mk.qk_edges) do
-      mk.qk_rowwise.edges[#mk.qk_rowwise.edges + 1] = { name = qk_rw_name(e.live .. "of" .. p.rb), live = e.live }
+    mk.qk_rowwise = { name = qk_rw_name(p.rb_contig), rb = p.rb_contig, kb = p.kb_contig, edges = {} }
+    for _, live in ipairs(edge_rows(p.rb_contig, G)) do
+      mk.qk_rowwise.edges[#mk.qk_rowwise.edges + 1] = { name = qk_rw_name(live .. "of" .. p.rb_contig), live = live }
     end
     for _, live in ipairs(edge_rows(p.pr, G)) do
       local e = { name = pv_name(live .. "of" .. p.pr), D = D, unroll = p.unroll, live = live }

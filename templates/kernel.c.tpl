@@ -460,7 +460,12 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
   /* The softmax reads every row of S$(columns and " (whole vectors of rows)" or ""): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block$(columns and ", the lanes past rows_all" or "")) must hold numbers */
   {
+@   if plan.rb_contig == plan.rb then
     const int rows_dot = (int)attngen_round_up((size_t)rows, $(I(plan.rb)));
+@   else -- the rows both Q·Kᵀ forms compute (row-wise blocks are rb_contig rows)
+    const int rows_tm = (int)attngen_round_up((size_t)rows, $(I(plan.rb))), rows_rw = (int)attngen_round_up((size_t)rows, $(I(plan.rb_contig)));
+    const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
+@   end
     for (int j = 0; j < $(I(plan.keys_padded)); ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[$(columns and "j * ms + R0 + r" or "(R0 + r) * ss + j")] = 0.0f;
@@ -605,7 +610,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
           const float *ksrow[$(I(plan.kb_contig))];
           for (int j = 0; j < $(I(plan.kb_contig)); ++j) ksrow[j] = ksh + $(block_key("a->k_scale_stride.batch", "a->k_scale_stride.seq"));
 @   end
-@   row_blocks("          ", plan.rb, mk.qk_rowwise.name, mk.qk_rowwise.edges, qk_args)
+@   row_blocks("          ", plan.rb_contig, mk.qk_rowwise.name, mk.qk_rowwise.edges, qk_args)
         }
       }
     } else {

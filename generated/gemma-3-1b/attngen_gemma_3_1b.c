@@ -667,10 +667,10 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d256_4x4_t32__a
   }
 }
 
-/* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 32 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d256_4x4_t32_rowwise__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d256_2x4_t32_rowwise__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -679,91 +679,89 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d256_4x4_t32_ro
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 256;
-    const float *restrict q2 = qp + 2 * 256;
-    const float *restrict q3 = qp + 3 * 256;
     __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
     __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
-    __m512 acc2_0 = _mm512_setzero_ps(), acc2_1 = _mm512_setzero_ps(), acc2_2 = _mm512_setzero_ps(), acc2_3 = _mm512_setzero_ps();
-    __m512 acc3_0 = _mm512_setzero_ps(), acc3_1 = _mm512_setzero_ps(), acc3_2 = _mm512_setzero_ps(), acc3_3 = _mm512_setzero_ps();
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k0); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 128); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 128), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 128), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 128), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 128), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 144); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 144), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 144), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 144), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 144), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 160); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 160), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 160), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 160), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 160), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 176); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 176), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 176), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 176), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 176), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 192); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 192), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 192), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 192), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 192), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 208); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 208), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 208), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 208), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 208), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 224); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 224), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 224), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 224), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 224), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 240); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 240), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 240), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 240), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 240), kv, kb3); }
-      acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); acc2_0 = _mm512_add_ps(ka2, kb2); acc3_0 = _mm512_add_ps(ka3, kb3); }
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k0); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 128); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 128), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 128), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 144); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 144), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 144), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 160); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 160), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 160), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 176); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 176), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 176), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 192); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 192), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 192), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 208); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 208), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 208), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 224); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 224), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 224), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 240); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 240), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 240), kv, kb1); }
+      acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k1); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 128); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 128), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 128), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 128), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 128), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 144); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 144), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 144), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 144), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 144), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 160); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 160), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 160), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 160), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 160), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 176); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 176), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 176), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 176), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 176), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 192); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 192), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 192), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 192), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 192), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 208); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 208), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 208), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 208), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 208), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 224); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 224), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 224), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 224), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 224), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 240); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 240), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 240), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 240), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 240), kv, kb3); }
-      acc0_1 = _mm512_add_ps(ka0, kb0); acc1_1 = _mm512_add_ps(ka1, kb1); acc2_1 = _mm512_add_ps(ka2, kb2); acc3_1 = _mm512_add_ps(ka3, kb3); }
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k1); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 128); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 128), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 128), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 144); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 144), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 144), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 160); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 160), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 160), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 176); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 176), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 176), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 192); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 192), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 192), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 208); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 208), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 208), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 224); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 224), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 224), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 240); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 240), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 240), kv, kb1); }
+      acc0_1 = _mm512_add_ps(ka0, kb0); acc1_1 = _mm512_add_ps(ka1, kb1); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k2); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 128); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 128), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 128), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 128), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 128), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 144); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 144), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 144), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 144), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 144), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 160); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 160), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 160), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 160), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 160), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 176); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 176), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 176), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 176), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 176), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 192); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 192), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 192), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 192), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 192), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 208); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 208), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 208), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 208), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 208), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 224); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 224), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 224), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 224), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 224), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 240); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 240), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 240), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 240), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 240), kv, kb3); }
-      acc0_2 = _mm512_add_ps(ka0, kb0); acc1_2 = _mm512_add_ps(ka1, kb1); acc2_2 = _mm512_add_ps(ka2, kb2); acc3_2 = _mm512_add_ps(ka3, kb3); }
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k2); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 128); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 128), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 128), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 144); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 144), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 144), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 160); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 160), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 160), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 176); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 176), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 176), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 192); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 192), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 192), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 208); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 208), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 208), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 224); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 224), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 224), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 240); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 240), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 240), kv, kb1); }
+      acc0_2 = _mm512_add_ps(ka0, kb0); acc1_2 = _mm512_add_ps(ka1, kb1); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k3); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 128); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 128), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 128), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 128), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 128), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 144); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 144), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 144), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 144), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 144), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 160); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 160), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 160), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 160), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 160), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 176); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 176), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 176), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 176), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 176), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 192); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 192), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 192), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 192), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 192), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 208); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 208), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 208), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 208), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 208), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 224); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 224), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 224), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 224), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 224), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 240); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 240), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 240), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 240), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 240), kv, kb3); }
-      acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); acc2_3 = _mm512_add_ps(ka2, kb2); acc3_3 = _mm512_add_ps(ka3, kb3); }
-    attngen_hsum4_avx512(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
-    attngen_hsum4_avx512(s + 32, acc0_1, acc1_1, acc2_1, acc3_1);
-    attngen_hsum4_avx512(s + 64, acc0_2, acc1_2, acc2_2, acc3_2);
-    attngen_hsum4_avx512(s + 96, acc0_3, acc1_3, acc2_3, acc3_3);
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k3); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 128); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 128), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 128), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 144); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 144), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 144), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 160); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 160), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 160), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 176); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 176), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 176), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 192); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 192), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 192), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 208); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 208), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 208), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 224); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 224), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 224), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 240); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 240), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 240), kv, kb1); }
+      acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
+      s[0] = t4[0]; s[32] = t4[1]; s[64] = t4[2]; s[96] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
+      s[1] = t4[0]; s[33] = t4[1]; s[65] = t4[2]; s[97] = t4[3]; }
   }
 }
 
@@ -1790,7 +1788,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_window_decode__avx512(
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 2);
+    const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
     for (int j = 0; j < 16; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -1870,8 +1869,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_window_decode__avx512(
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d256_4x4_t32_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d256_2x4_t32_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -2085,7 +2084,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_window_decode_
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 2);
+    const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
     for (int j = 0; j < 16; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -2166,8 +2166,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_window_decode_
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d256_4x4_t32_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d256_2x4_t32_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -2752,7 +2752,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_decode__avx512(const a
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 2);
+    const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
     for (int j = 0; j < 16; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -2822,8 +2823,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_decode__avx512(const a
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d256_4x4_t32_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d256_2x4_t32_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -3031,7 +3032,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_decode__avx512
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 2);
+    const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
     for (int j = 0; j < 16; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -3102,8 +3104,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_decode__avx512
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d256_4x4_t32_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d256_2x4_t32_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
