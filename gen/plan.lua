@@ -127,6 +127,9 @@ function plan.blocking(isa, phase, D, G, tuned, kvh, dtype)
     -- the group's entry may block a storage type otherwise (by_dtype, keyed like kv_load: f32, f16, bf16, i8)
     local field = spec.kv_dtype[dtype or "f32"].field or "f32"
     local by = choice.by_dtype and choice.by_dtype[field]
+    -- the row-wise blocks on rows contiguous per head (nil: the token-major block's)
+    b.rb_contig = by and by.rb_contiguous or choice.rb_contiguous
+    b.kb_contig = by and by.kb_contiguous or choice.kb_contiguous
     if blk.keys_long_rows then
       -- a token's K row in elements of the cache's type
       local row_floats = blk.long_row_bytes / spec.kv_dtype[dtype or "f32"].bytes
@@ -182,10 +185,8 @@ function plan.for_kernel(k)
     -- whole (row-wise Q·Kᵀ microkernels), head after head, so a tile can be long. One kv head's token-major
     -- cache is that layout too, and its `keys` (tuned or not) is what it had.
     p.keys_contig = (D and k.kv_heads == 1) and p.keys or blk.keys_contiguous or blk.keys
-    -- and the Q·Kᵀ block's keys there: the vocabulary's kb_contiguous for the group, else kb
-    p.kb_contig = plan.decode_choice(isa, G).kb_contiguous or p.kb
-    -- and its rows: the vocabulary's rb_contiguous for the group, else rb
-    p.rb_contig = plan.decode_choice(isa, G).rb_contiguous or p.rb
+    -- and the Q·Kᵀ block there: the vocabulary's kb_contiguous and rb_contiguous for the group (and type), else kb, rb
+    p.kb_contig, p.rb_contig = b.kb_contig or p.kb, b.rb_contig or p.rb
     -- softmax down the columns of a transposed S (the vocabulary's choice per group), over every kv head's rows
     -- side by side: the per-row arrays span ms rows (scratch_layout), padded there to whole vectors
     p.columns = plan.decode_choice(isa, G).columns or false

@@ -32,7 +32,8 @@ return {
     -- rows of a kv head in the lanes for Q·Kᵀ (K broadcast) once they fill whole vectors, at least min_rows: see
     -- gen/isa/avx512.lua
     rows_in_lanes = { kb = 8, min_rows = 16 },
-    -- (4 rows x 2 keys measured slower than 2 x 4 once K/V leave L2: fewer K rows in flight at once)
+    -- (before decode asked for its rows ahead, 4 rows x 2 keys measured slower than 2 x 4 once K/V left L2: fewer
+    -- K rows in flight at once; with the stream prefetch 4 x 2 is the faster, see by_group)
     -- columns: S is stored transposed (a key's scores of all rows in one vector) and the softmax runs down the
     -- columns like prefill's, a lane per row: per-row horizontal max/sum and a scalar exp per row cost more than
     -- the dot products themselves once a tile holds 4+ rows (h64/kv8 decode: ~1,400 of 5,200 instructions per
@@ -48,7 +49,9 @@ return {
                  -- 8-key tiles (its 1 KiB token rows are under long_row_bytes). h32/kv8/d128 at kv_len 16384,
                  -- token-major, Zen 4, in one process: fp32 7.1 against 8.1-8.3 ms (1 x 8), f16 4.6 against 4.6-4.7,
                  -- int8 5.2 against 5.4 (4 x 1)
-                 { min_g = 4, rb = 4, kb = 2, pr = 4, pvv = 3, columns = true, by_dtype = { i8 = { keys = 8 } } },
+                 -- (on rows contiguous per head the row-wise blocks stay as they were: 1 x 8, int8 4 x 1)
+                 { min_g = 4, rb = 4, kb = 2, pr = 4, pvv = 3, columns = true, rb_contiguous = 1, kb_contiguous = 8,
+                   by_dtype = { i8 = { keys = 8, rb_contiguous = 4, kb_contiguous = 1 } } },
                  { min_g = 2, rb = 2, kb = 4, pr = 2, pvv = 4, columns = true },   -- 8 + 8 ymm accumulators
                  -- MHA: one row, 8 keys in flight; on rows contiguous per head one key per block (kb_contiguous,
                  -- gen/plan.lua): h32/d128 head-major, kv_len 16384, 17.5-18.5 GB/s against 16.0-16.3 with 8

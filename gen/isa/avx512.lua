@@ -37,8 +37,12 @@ return {
     -- kb_contiguous 4: h32/kv8/d128 head-major at kv_len 16384, fp32 18.2 against 16.1 GB/s with 8 (f16 12.2
     -- against 11.8), two runs of `make bench BENCH_FILTER=kvtype` on a quiet Zen 4; rb_contiguous 2 there (blocks
     -- of 2 rows x 4 keys, each head's rows read whole in address order): 4 rows took fp32 from 7.8 to 9.0 ms
-    by_group = { { min_g = 7, rb = 4, kb = 4, pr = 4, pvv = 4, columns = true },
-                 { min_g = 4, rb = 4, kb = 4, pr = 4, pvv = 3, columns = true, kb_contiguous = 4, rb_contiguous = 2 },
+    -- On rows contiguous per head the row-wise blocks stay as they were measured before (groups of 7+: 2 x 8; int8:
+    -- 4 x 1, which head-major int8 ran 1.1x faster than 2 x 4)
+    by_group = { { min_g = 7, rb = 4, kb = 4, pr = 4, pvv = 4, columns = true, rb_contiguous = 2, kb_contiguous = 8,
+                   by_dtype = { i8 = { rb_contiguous = 4, kb_contiguous = 1 } } },
+                 { min_g = 4, rb = 4, kb = 4, pr = 4, pvv = 3, columns = true, kb_contiguous = 4, rb_contiguous = 2,
+                   by_dtype = { i8 = { rb_contiguous = 4, kb_contiguous = 1 } } },
                  { min_g = 2, rb = 2, kb = 4, pr = 2, pvv = 4, columns = true },
                  -- kb_contiguous: keys per Q·Kᵀ block on rows contiguous per head (gen/plan.lua). MHA h32/d128 on a
                  -- head-major cache, kv_len 16384: 1 key 24 GB/s, 2 keys 18-20, 4 keys 16, 8 keys 13-15

@@ -1698,75 +1698,37 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_4x4_t256_i
   }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=1 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x4_t256_rowwise_int8__avx512(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_4x1_t256_rowwise_int8__avx512(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s)
 {
   const int8_t *restrict k0 = krow[0];
   const float *restrict ks0 = ksrow[0];
-  const int8_t *restrict k1 = krow[1];
-  const float *restrict ks1 = ksrow[1];
-  const int8_t *restrict k2 = krow[2];
-  const float *restrict ks2 = ksrow[2];
-  const int8_t *restrict k3 = krow[3];
-  const float *restrict ks3 = ksrow[3];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 128;
-    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
-    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = attngen_i8_load_avx512(k0); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = attngen_i8_load_avx512(k0 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = attngen_i8_load_avx512(k0 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = attngen_i8_load_avx512(k0 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = attngen_i8_load_avx512(k0 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = attngen_i8_load_avx512(k0 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = attngen_i8_load_avx512(k0 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = attngen_i8_load_avx512(k0 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = attngen_i8_load_avx512(k1); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = attngen_i8_load_avx512(k1 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = attngen_i8_load_avx512(k1 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = attngen_i8_load_avx512(k1 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = attngen_i8_load_avx512(k1 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = attngen_i8_load_avx512(k1 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = attngen_i8_load_avx512(k1 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = attngen_i8_load_avx512(k1 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_1 = _mm512_add_ps(ka0, kb0); acc1_1 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = attngen_i8_load_avx512(k2); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = attngen_i8_load_avx512(k2 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = attngen_i8_load_avx512(k2 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = attngen_i8_load_avx512(k2 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = attngen_i8_load_avx512(k2 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = attngen_i8_load_avx512(k2 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = attngen_i8_load_avx512(k2 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = attngen_i8_load_avx512(k2 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_2 = _mm512_add_ps(ka0, kb0); acc1_2 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = attngen_i8_load_avx512(k3); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = attngen_i8_load_avx512(k3 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = attngen_i8_load_avx512(k3 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = attngen_i8_load_avx512(k3 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = attngen_i8_load_avx512(k3 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = attngen_i8_load_avx512(k3 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = attngen_i8_load_avx512(k3 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = attngen_i8_load_avx512(k3 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
-      s[1] = t4[0]; s[257] = t4[1]; s[513] = t4[2]; s[769] = t4[3]; }
-    s[0] *= ks0[0]; s[256] *= ks1[0]; s[512] *= ks2[0]; s[768] *= ks3[0];
-    s[1] *= ks0[0]; s[257] *= ks1[0]; s[513] *= ks2[0]; s[769] *= ks3[0];
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
+    __m512 acc0_0 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps();
+    __m512 acc2_0 = _mm512_setzero_ps();
+    __m512 acc3_0 = _mm512_setzero_ps();
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
+      { const __m512 kv = attngen_i8_load_avx512(k0); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = attngen_i8_load_avx512(k0 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = attngen_i8_load_avx512(k0 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = attngen_i8_load_avx512(k0 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      { const __m512 kv = attngen_i8_load_avx512(k0 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m512 kv = attngen_i8_load_avx512(k0 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
+      { const __m512 kv = attngen_i8_load_avx512(k0 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m512 kv = attngen_i8_load_avx512(k0 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
+      acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); acc2_0 = _mm512_add_ps(ka2, kb2); acc3_0 = _mm512_add_ps(ka3, kb3); }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    s[0] *= ks0[0];
+    s[1] *= ks0[0];
+    s[2] *= ks0[0];
+    s[3] *= ks0[0];
   }
 }
 
@@ -3121,8 +3083,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_int8__avx512(c
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 2);
-    const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
     for (int j = 0; j < 128; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -3153,7 +3114,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_int8__avx512(c
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * Contiguous rows: head after head, each head's blocks of 1 in order. Else: blocks of 4, block after
      * block, each block's token rows head after head. */
     const int8_t *kbase = (const int8_t *)a->k_i8 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
@@ -3163,14 +3124,14 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_int8__avx512(c
         const float *restrict qt = state + hh * state_floats;
         const int8_t *kh = kbase + hh * a->k_stride.head;
         const float *ksh = ksbase + hh * a->k_scale_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 4) {
-          const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-          const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+        for (int j0 = 0; j0 < n; j0 += 1) {
+          const int8_t *krow[1];
+          for (int j = 0; j < 1; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *ksrow[1];
+          for (int j = 0; j < 1; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d128_2x4_t256_rowwise_int8__avx512(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x1_t256_rowwise_int8__avx512(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -4158,8 +4119,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_int8__
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 2);
-    const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
     for (int j = 0; j < 128; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -4191,7 +4151,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_int8__
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * Contiguous rows: head after head, each head's blocks of 1 in order. Else: blocks of 4, block after
      * block, each block's token rows head after head. */
     const int8_t *kbase = (const int8_t *)a->k_i8 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
@@ -4201,14 +4161,14 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_int8__
         const float *restrict qt = state + hh * state_floats;
         const int8_t *kh = kbase + hh * a->k_stride.head;
         const float *ksh = ksbase + hh * a->k_scale_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 4) {
-          const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-          const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+        for (int j0 = 0; j0 < n; j0 += 1) {
+          const int8_t *krow[1];
+          for (int j = 0; j < 1; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *ksrow[1];
+          for (int j = 0; j < 1; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d128_2x4_t256_rowwise_int8__avx512(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x1_t256_rowwise_int8__avx512(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -4761,61 +4721,179 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x2_t256__av
   }
 }
 
-/* S[r][j] = Q_r · K_j for 4 query rows and KB=2 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x2_t256_rowwise__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_1x8_t256_rowwise__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
+  const float *restrict k2 = krow[2];
+  const float *restrict k3 = krow[3];
+  const float *restrict k4 = krow[4];
+  const float *restrict k5 = krow[5];
+  const float *restrict k6 = krow[6];
+  const float *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
-    const float *restrict q1 = qp + 128;
-    const float *restrict q2 = qp + 2 * 128;
-    const float *restrict q3 = qp + 3 * 128;
-    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps();
-    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps();
-    __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps();
-    __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps();
-    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), ka2 = _mm256_setzero_ps(), ka3 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps(), kb2 = _mm256_setzero_ps(), kb3 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k0); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3), kv, ka3); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 8), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 8), kv, kb3); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 16), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 16), kv, ka3); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 24), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 24), kv, kb3); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 32), kv, ka3); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 40), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 40), kv, kb3); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 48), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 48), kv, ka3); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 56), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 56), kv, kb3); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 64), kv, ka3); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 72), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 72), kv, kb3); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 80), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 80), kv, ka3); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 88), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 88), kv, kb3); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 96), kv, ka3); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 104), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 104), kv, kb3); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 112), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 112), kv, ka3); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 120), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 120), kv, kb3); }
-      acc0_0 = _mm256_add_ps(ka0, kb0); acc1_0 = _mm256_add_ps(ka1, kb1); acc2_0 = _mm256_add_ps(ka2, kb2); acc3_0 = _mm256_add_ps(ka3, kb3); }
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps(), acc0_4 = _mm256_setzero_ps(), acc0_5 = _mm256_setzero_ps(), acc0_6 = _mm256_setzero_ps(), acc0_7 = _mm256_setzero_ps();
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_loadu_ps(k0); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_0 = _mm256_add_ps(ka0, kb0); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), ka2 = _mm256_setzero_ps(), ka3 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps(), kb2 = _mm256_setzero_ps(), kb3 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k1); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3), kv, ka3); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 8), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 8), kv, kb3); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 16), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 16), kv, ka3); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 24), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 24), kv, kb3); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 32), kv, ka3); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 40), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 40), kv, kb3); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 48), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 48), kv, ka3); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 56), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 56), kv, kb3); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 64), kv, ka3); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 72), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 72), kv, kb3); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 80), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 80), kv, ka3); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 88), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 88), kv, kb3); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 96), kv, ka3); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 104), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 104), kv, kb3); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 112), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 112), kv, ka3); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 120), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 120), kv, kb3); }
-      acc0_1 = _mm256_add_ps(ka0, kb0); acc1_1 = _mm256_add_ps(ka1, kb1); acc2_1 = _mm256_add_ps(ka2, kb2); acc3_1 = _mm256_add_ps(ka3, kb3); }
-    attngen_hsum4_avx2(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
-    attngen_hsum4_avx2(s + 256, acc0_1, acc1_1, acc2_1, acc3_1);
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_loadu_ps(k1); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_1 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_loadu_ps(k2); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_2 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_loadu_ps(k3); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_3 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_loadu_ps(k4); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k4 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k4 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k4 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k4 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k4 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k4 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k4 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k4 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k4 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k4 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k4 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k4 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k4 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k4 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k4 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_4 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_loadu_ps(k5); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k5 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k5 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k5 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k5 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k5 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k5 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k5 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k5 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k5 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k5 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k5 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k5 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k5 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k5 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k5 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_5 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_loadu_ps(k6); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k6 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k6 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k6 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k6 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k6 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k6 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k6 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k6 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k6 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k6 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k6 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k6 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k6 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k6 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k6 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_6 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_loadu_ps(k7); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k7 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k7 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k7 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k7 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k7 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k7 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k7 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k7 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k7 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k7 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k7 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k7 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k7 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = _mm256_loadu_ps(k7 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = _mm256_loadu_ps(k7 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_7 = _mm256_add_ps(ka0, kb0); }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx2(t4, acc0_0, acc0_1, acc0_2, acc0_3);
+      s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx2(t4, acc0_4, acc0_5, acc0_6, acc0_7);
+      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
   }
 }
 
@@ -5423,61 +5501,179 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_qkdot_d128_4x2_t25
   }
 }
 
-/* S[r][j] = Q_r · K_j for 4 query rows and KB=2 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_qkdot_d128_4x2_t256_rowwise_f16__avx2(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_qkdot_d128_1x8_t256_rowwise_f16__avx2(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
 {
   const uint16_t *restrict k0 = krow[0];
   const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  const uint16_t *restrict k4 = krow[4];
+  const uint16_t *restrict k5 = krow[5];
+  const uint16_t *restrict k6 = krow[6];
+  const uint16_t *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
-    const float *restrict q1 = qp + 128;
-    const float *restrict q2 = qp + 2 * 128;
-    const float *restrict q3 = qp + 3 * 128;
-    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps();
-    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps();
-    __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps();
-    __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps();
-    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), ka2 = _mm256_setzero_ps(), ka3 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps(), kb2 = _mm256_setzero_ps(), kb3 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3), kv, ka3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 8), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 8), kv, kb3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 16), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 16), kv, ka3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 24), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 24), kv, kb3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 32), kv, ka3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 40), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 40), kv, kb3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 48), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 48), kv, ka3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 56), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 56), kv, kb3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 64), kv, ka3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 72), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 72), kv, kb3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 80), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 80), kv, ka3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 88), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 88), kv, kb3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 96), kv, ka3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 104), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 104), kv, kb3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 112), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 112), kv, ka3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 120), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 120), kv, kb3); }
-      acc0_0 = _mm256_add_ps(ka0, kb0); acc1_0 = _mm256_add_ps(ka1, kb1); acc2_0 = _mm256_add_ps(ka2, kb2); acc3_0 = _mm256_add_ps(ka3, kb3); }
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps(), acc0_4 = _mm256_setzero_ps(), acc0_5 = _mm256_setzero_ps(), acc0_6 = _mm256_setzero_ps(), acc0_7 = _mm256_setzero_ps();
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_0 = _mm256_add_ps(ka0, kb0); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), ka2 = _mm256_setzero_ps(), ka3 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps(), kb2 = _mm256_setzero_ps(), kb3 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3), kv, ka3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 8), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 8), kv, kb3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 16), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 16), kv, ka3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 24), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 24), kv, kb3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 32), kv, ka3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 40), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 40), kv, kb3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 48), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 48), kv, ka3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 56), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 56), kv, kb3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 64), kv, ka3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 72), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 72), kv, kb3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 80), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 80), kv, ka3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 88), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 88), kv, kb3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 96), kv, ka3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 104), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 104), kv, kb3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 112), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 112), kv, ka3); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 120), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 120), kv, kb3); }
-      acc0_1 = _mm256_add_ps(ka0, kb0); acc1_1 = _mm256_add_ps(ka1, kb1); acc2_1 = _mm256_add_ps(ka2, kb2); acc3_1 = _mm256_add_ps(ka3, kb3); }
-    attngen_hsum4_avx2(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
-    attngen_hsum4_avx2(s + 256, acc0_1, acc1_1, acc2_1, acc3_1);
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_1 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_2 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_3 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_4 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_5 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_6 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_7 = _mm256_add_ps(ka0, kb0); }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx2(t4, acc0_0, acc0_1, acc0_2, acc0_3);
+      s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx2(t4, acc0_4, acc0_5, acc0_6, acc0_7);
+      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
   }
 }
 
@@ -5764,61 +5960,179 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x2_t256_bf1
   }
 }
 
-/* S[r][j] = Q_r · K_j for 4 query rows and KB=2 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x2_t256_rowwise_bf16__avx2(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_1x8_t256_rowwise_bf16__avx2(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
 {
   const uint16_t *restrict k0 = krow[0];
   const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  const uint16_t *restrict k4 = krow[4];
+  const uint16_t *restrict k5 = krow[5];
+  const uint16_t *restrict k6 = krow[6];
+  const uint16_t *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
-    const float *restrict q1 = qp + 128;
-    const float *restrict q2 = qp + 2 * 128;
-    const float *restrict q3 = qp + 3 * 128;
-    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps();
-    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps();
-    __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps();
-    __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps();
-    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), ka2 = _mm256_setzero_ps(), ka3 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps(), kb2 = _mm256_setzero_ps(), kb3 = _mm256_setzero_ps();
-      { const __m256 kv = attngen_bf16_load_avx2(k0); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3), kv, ka3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 8), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 8), kv, kb3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 16), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 16), kv, ka3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 24), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 24), kv, kb3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 32), kv, ka3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 40), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 40), kv, kb3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 48), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 48), kv, ka3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 56), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 56), kv, kb3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 64), kv, ka3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 72), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 72), kv, kb3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 80), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 80), kv, ka3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 88), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 88), kv, kb3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 96), kv, ka3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 104), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 104), kv, kb3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 112), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 112), kv, ka3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 120), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 120), kv, kb3); }
-      acc0_0 = _mm256_add_ps(ka0, kb0); acc1_0 = _mm256_add_ps(ka1, kb1); acc2_0 = _mm256_add_ps(ka2, kb2); acc3_0 = _mm256_add_ps(ka3, kb3); }
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps(), acc0_4 = _mm256_setzero_ps(), acc0_5 = _mm256_setzero_ps(), acc0_6 = _mm256_setzero_ps(), acc0_7 = _mm256_setzero_ps();
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = attngen_bf16_load_avx2(k0); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_0 = _mm256_add_ps(ka0, kb0); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), ka2 = _mm256_setzero_ps(), ka3 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps(), kb2 = _mm256_setzero_ps(), kb3 = _mm256_setzero_ps();
-      { const __m256 kv = attngen_bf16_load_avx2(k1); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3), kv, ka3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 8), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 8), kv, kb3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 16), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 16), kv, ka3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 24), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 24), kv, kb3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 32), kv, ka3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 40), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 40), kv, kb3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 48), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 48), kv, ka3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 56), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 56), kv, kb3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 64), kv, ka3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 72), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 72), kv, kb3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 80), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 80), kv, ka3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 88), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 88), kv, kb3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 96), kv, ka3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 104), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 104), kv, kb3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 112), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 112), kv, ka3); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 120), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 120), kv, kb3); }
-      acc0_1 = _mm256_add_ps(ka0, kb0); acc1_1 = _mm256_add_ps(ka1, kb1); acc2_1 = _mm256_add_ps(ka2, kb2); acc3_1 = _mm256_add_ps(ka3, kb3); }
-    attngen_hsum4_avx2(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
-    attngen_hsum4_avx2(s + 256, acc0_1, acc1_1, acc2_1, acc3_1);
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = attngen_bf16_load_avx2(k1); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_1 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = attngen_bf16_load_avx2(k2); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_2 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = attngen_bf16_load_avx2(k3); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_3 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = attngen_bf16_load_avx2(k4); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_4 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = attngen_bf16_load_avx2(k5); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_5 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = attngen_bf16_load_avx2(k6); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_6 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = attngen_bf16_load_avx2(k7); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_7 = _mm256_add_ps(ka0, kb0); }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx2(t4, acc0_0, acc0_1, acc0_2, acc0_3);
+      s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx2(t4, acc0_4, acc0_5, acc0_6, acc0_7);
+      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
   }
 }
 
@@ -6111,24 +6425,22 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x2_t256_int
   }
 }
 
-/* S[r][j] = Q_r · K_j for 4 query rows and KB=2 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=1 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x2_t256_rowwise_int8__avx2(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x1_t256_rowwise_int8__avx2(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s)
 {
   const int8_t *restrict k0 = krow[0];
   const float *restrict ks0 = ksrow[0];
-  const int8_t *restrict k1 = krow[1];
-  const float *restrict ks1 = ksrow[1];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 128;
     const float *restrict q2 = qp + 2 * 128;
     const float *restrict q3 = qp + 3 * 128;
-    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps();
-    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps();
-    __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps();
-    __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps();
+    __m256 acc0_0 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps();
+    __m256 acc2_0 = _mm256_setzero_ps();
+    __m256 acc3_0 = _mm256_setzero_ps();
     { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), ka2 = _mm256_setzero_ps(), ka3 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps(), kb2 = _mm256_setzero_ps(), kb3 = _mm256_setzero_ps();
       { const __m256 kv = attngen_i8_load_avx2(k0); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3), kv, ka3); }
       { const __m256 kv = attngen_i8_load_avx2(k0 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 8), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 8), kv, kb3); }
@@ -6147,31 +6459,11 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x2_t256_row
       { const __m256 kv = attngen_i8_load_avx2(k0 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 112), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 112), kv, ka3); }
       { const __m256 kv = attngen_i8_load_avx2(k0 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 120), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 120), kv, kb3); }
       acc0_0 = _mm256_add_ps(ka0, kb0); acc1_0 = _mm256_add_ps(ka1, kb1); acc2_0 = _mm256_add_ps(ka2, kb2); acc3_0 = _mm256_add_ps(ka3, kb3); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), ka2 = _mm256_setzero_ps(), ka3 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps(), kb2 = _mm256_setzero_ps(), kb3 = _mm256_setzero_ps();
-      { const __m256 kv = attngen_i8_load_avx2(k1); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3), kv, ka3); }
-      { const __m256 kv = attngen_i8_load_avx2(k1 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 8), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 8), kv, kb3); }
-      { const __m256 kv = attngen_i8_load_avx2(k1 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 16), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 16), kv, ka3); }
-      { const __m256 kv = attngen_i8_load_avx2(k1 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 24), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 24), kv, kb3); }
-      { const __m256 kv = attngen_i8_load_avx2(k1 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 32), kv, ka3); }
-      { const __m256 kv = attngen_i8_load_avx2(k1 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 40), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 40), kv, kb3); }
-      { const __m256 kv = attngen_i8_load_avx2(k1 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 48), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 48), kv, ka3); }
-      { const __m256 kv = attngen_i8_load_avx2(k1 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 56), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 56), kv, kb3); }
-      { const __m256 kv = attngen_i8_load_avx2(k1 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 64), kv, ka3); }
-      { const __m256 kv = attngen_i8_load_avx2(k1 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 72), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 72), kv, kb3); }
-      { const __m256 kv = attngen_i8_load_avx2(k1 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 80), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 80), kv, ka3); }
-      { const __m256 kv = attngen_i8_load_avx2(k1 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 88), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 88), kv, kb3); }
-      { const __m256 kv = attngen_i8_load_avx2(k1 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 96), kv, ka3); }
-      { const __m256 kv = attngen_i8_load_avx2(k1 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 104), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 104), kv, kb3); }
-      { const __m256 kv = attngen_i8_load_avx2(k1 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 112), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 112), kv, ka3); }
-      { const __m256 kv = attngen_i8_load_avx2(k1 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 120), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 120), kv, kb3); }
-      acc0_1 = _mm256_add_ps(ka0, kb0); acc1_1 = _mm256_add_ps(ka1, kb1); acc2_1 = _mm256_add_ps(ka2, kb2); acc3_1 = _mm256_add_ps(ka3, kb3); }
     attngen_hsum4_avx2(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
-    attngen_hsum4_avx2(s + 256, acc0_1, acc1_1, acc2_1, acc3_1);
-    s[0] *= ks0[0]; s[256] *= ks1[0];
-    s[1] *= ks0[0]; s[257] *= ks1[0];
-    s[2] *= ks0[0]; s[258] *= ks1[0];
-    s[3] *= ks0[0]; s[259] *= ks1[0];
+    s[0] *= ks0[0];
+    s[1] *= ks0[0];
+    s[2] *= ks0[0];
+    s[3] *= ks0[0];
   }
 }
 
@@ -6859,7 +7151,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 1);
+    const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
     for (int j = 0; j < 128; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -6890,7 +7183,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 2 in order. Else: blocks of 2, block after
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 2, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
@@ -6925,12 +7218,12 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 2) {
-          const float *krow[2];
-          for (int j = 0; j < 2; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j0 = 0; j0 < n; j0 += 8) {
+          const float *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d128_4x2_t256_rowwise__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 1 <= rows; r0 += 1)
+            attngen_qkdot_d128_1x8_t256_rowwise__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -7131,7 +7424,8 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_decode_f16__avx2(c
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 1);
+    const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
     for (int j = 0; j < 128; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -7162,19 +7456,19 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_decode_f16__avx2(c
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 2 in order. Else: blocks of 2, block after
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 2, block after
      * block, each block's token rows head after head. */
     const uint16_t *kbase = (const uint16_t *)a->k_f16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const uint16_t *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 2) {
-          const uint16_t *krow[2];
-          for (int j = 0; j < 2; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j0 = 0; j0 < n; j0 += 8) {
+          const uint16_t *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d128_4x2_t256_rowwise_f16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 1 <= rows; r0 += 1)
+            attngen_qkdot_d128_1x8_t256_rowwise_f16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -7375,7 +7669,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_bf16__avx2(const
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 1);
+    const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
     for (int j = 0; j < 128; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -7406,19 +7701,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_bf16__avx2(const
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 2 in order. Else: blocks of 2, block after
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 2, block after
      * block, each block's token rows head after head. */
     const uint16_t *kbase = (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const uint16_t *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 2) {
-          const uint16_t *krow[2];
-          for (int j = 0; j < 2; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j0 = 0; j0 < n; j0 += 8) {
+          const uint16_t *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d128_4x2_t256_rowwise_bf16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 1 <= rows; r0 += 1)
+            attngen_qkdot_d128_1x8_t256_rowwise_bf16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -7650,7 +7945,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_int8__avx2(const
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 2 in order. Else: blocks of 2, block after
+     * Contiguous rows: head after head, each head's blocks of 1 in order. Else: blocks of 2, block after
      * block, each block's token rows head after head. */
     const int8_t *kbase = (const int8_t *)a->k_i8 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
@@ -7660,14 +7955,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_int8__avx2(const
         const float *restrict qt = state + hh * state_floats;
         const int8_t *kh = kbase + hh * a->k_stride.head;
         const float *ksh = ksbase + hh * a->k_scale_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 2) {
-          const int8_t *krow[2];
-          for (int j = 0; j < 2; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-          const float *ksrow[2];
-          for (int j = 0; j < 2; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+        for (int j0 = 0; j0 < n; j0 += 1) {
+          const int8_t *krow[1];
+          for (int j = 0; j < 1; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *ksrow[1];
+          for (int j = 0; j < 1; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d128_4x2_t256_rowwise_int8__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_4x1_t256_rowwise_int8__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -7889,7 +8184,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 1);
+    const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
     for (int j = 0; j < 128; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -7921,7 +8217,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 2 in order. Else: blocks of 2, block after
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 2, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
@@ -7956,12 +8252,12 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 2) {
-          const float *krow[2];
-          for (int j = 0; j < 2; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j0 = 0; j0 < n; j0 += 8) {
+          const float *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d128_4x2_t256_rowwise__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 1 <= rows; r0 += 1)
+            attngen_qkdot_d128_1x8_t256_rowwise__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -8162,7 +8458,8 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_padding_decode_f16
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 1);
+    const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
     for (int j = 0; j < 128; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -8194,19 +8491,19 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_padding_decode_f16
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 2 in order. Else: blocks of 2, block after
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 2, block after
      * block, each block's token rows head after head. */
     const uint16_t *kbase = (const uint16_t *)a->k_f16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const uint16_t *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 2) {
-          const uint16_t *krow[2];
-          for (int j = 0; j < 2; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j0 = 0; j0 < n; j0 += 8) {
+          const uint16_t *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d128_4x2_t256_rowwise_f16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 1 <= rows; r0 += 1)
+            attngen_qkdot_d128_1x8_t256_rowwise_f16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -8407,7 +8704,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_bf16__av
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 1);
+    const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
     for (int j = 0; j < 128; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -8439,19 +8737,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_bf16__av
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 2 in order. Else: blocks of 2, block after
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 2, block after
      * block, each block's token rows head after head. */
     const uint16_t *kbase = (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const uint16_t *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 2) {
-          const uint16_t *krow[2];
-          for (int j = 0; j < 2; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j0 = 0; j0 < n; j0 += 8) {
+          const uint16_t *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d128_4x2_t256_rowwise_bf16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 1 <= rows; r0 += 1)
+            attngen_qkdot_d128_1x8_t256_rowwise_bf16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -8684,7 +8982,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_int8__av
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 2 in order. Else: blocks of 2, block after
+     * Contiguous rows: head after head, each head's blocks of 1 in order. Else: blocks of 2, block after
      * block, each block's token rows head after head. */
     const int8_t *kbase = (const int8_t *)a->k_i8 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
@@ -8694,14 +8992,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_int8__av
         const float *restrict qt = state + hh * state_floats;
         const int8_t *kh = kbase + hh * a->k_stride.head;
         const float *ksh = ksbase + hh * a->k_scale_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 2) {
-          const int8_t *krow[2];
-          for (int j = 0; j < 2; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-          const float *ksrow[2];
-          for (int j = 0; j < 2; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+        for (int j0 = 0; j0 < n; j0 += 1) {
+          const int8_t *krow[1];
+          for (int j = 0; j < 1; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *ksrow[1];
+          for (int j = 0; j < 1; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d128_4x2_t256_rowwise_int8__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_4x1_t256_rowwise_int8__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {

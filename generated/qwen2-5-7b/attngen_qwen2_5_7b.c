@@ -685,138 +685,242 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_3of4x4_t22
   }
 }
 
-/* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=8 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 224 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_4x4_t224_rowwise__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t224_rowwise__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   const float *restrict k2 = krow[2];
   const float *restrict k3 = krow[3];
+  const float *restrict k4 = krow[4];
+  const float *restrict k5 = krow[5];
+  const float *restrict k6 = krow[6];
+  const float *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 128;
-    const float *restrict q2 = qp + 2 * 128;
-    const float *restrict q3 = qp + 3 * 128;
-    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
-    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
-    __m512 acc2_0 = _mm512_setzero_ps(), acc2_1 = _mm512_setzero_ps(), acc2_2 = _mm512_setzero_ps(), acc2_3 = _mm512_setzero_ps();
-    __m512 acc3_0 = _mm512_setzero_ps(), acc3_1 = _mm512_setzero_ps(), acc3_2 = _mm512_setzero_ps(), acc3_3 = _mm512_setzero_ps();
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k0); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
-      acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); acc2_0 = _mm512_add_ps(ka2, kb2); acc3_0 = _mm512_add_ps(ka3, kb3); }
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps(), acc0_4 = _mm512_setzero_ps(), acc0_5 = _mm512_setzero_ps(), acc0_6 = _mm512_setzero_ps(), acc0_7 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(), acc1_4 = _mm512_setzero_ps(), acc1_5 = _mm512_setzero_ps(), acc1_6 = _mm512_setzero_ps(), acc1_7 = _mm512_setzero_ps();
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k0); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k1); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
-      acc0_1 = _mm512_add_ps(ka0, kb0); acc1_1 = _mm512_add_ps(ka1, kb1); acc2_1 = _mm512_add_ps(ka2, kb2); acc3_1 = _mm512_add_ps(ka3, kb3); }
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k1); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      acc0_1 = _mm512_add_ps(ka0, kb0); acc1_1 = _mm512_add_ps(ka1, kb1); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k2); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
-      acc0_2 = _mm512_add_ps(ka0, kb0); acc1_2 = _mm512_add_ps(ka1, kb1); acc2_2 = _mm512_add_ps(ka2, kb2); acc3_2 = _mm512_add_ps(ka3, kb3); }
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k2); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      acc0_2 = _mm512_add_ps(ka0, kb0); acc1_2 = _mm512_add_ps(ka1, kb1); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k3); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
-      acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); acc2_3 = _mm512_add_ps(ka2, kb2); acc3_3 = _mm512_add_ps(ka3, kb3); }
-    attngen_hsum4_avx512(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
-    attngen_hsum4_avx512(s + 224, acc0_1, acc1_1, acc2_1, acc3_1);
-    attngen_hsum4_avx512(s + 448, acc0_2, acc1_2, acc2_2, acc3_2);
-    attngen_hsum4_avx512(s + 672, acc0_3, acc1_3, acc2_3, acc3_3);
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k3); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k4); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k4 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k4 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k4 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k4 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k4 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k4 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k4 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      acc0_4 = _mm512_add_ps(ka0, kb0); acc1_4 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k5); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k5 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k5 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k5 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k5 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k5 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k5 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k5 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      acc0_5 = _mm512_add_ps(ka0, kb0); acc1_5 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k6); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k6 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k6 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k6 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k6 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k6 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k6 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k6 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      acc0_6 = _mm512_add_ps(ka0, kb0); acc1_6 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k7); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k7 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k7 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k7 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k7 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k7 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k7 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k7 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      acc0_7 = _mm512_add_ps(ka0, kb0); acc1_7 = _mm512_add_ps(ka1, kb1); }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
+      s[0] = t4[0]; s[224] = t4[1]; s[448] = t4[2]; s[672] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc0_4, acc0_5, acc0_6, acc0_7);
+      s[896] = t4[0]; s[1120] = t4[1]; s[1344] = t4[2]; s[1568] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
+      s[1] = t4[0]; s[225] = t4[1]; s[449] = t4[2]; s[673] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc1_4, acc1_5, acc1_6, acc1_7);
+      s[897] = t4[0]; s[1121] = t4[1]; s[1345] = t4[2]; s[1569] = t4[3]; }
   }
 }
 
-/* S[r][j] = Q_r · K_j for 3 of a block of 4 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=8 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 224 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_3of4x4_t224_rowwise__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_1of2x8_t224_rowwise__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   const float *restrict k2 = krow[2];
   const float *restrict k3 = krow[3];
+  const float *restrict k4 = krow[4];
+  const float *restrict k5 = krow[5];
+  const float *restrict k6 = krow[6];
+  const float *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
-    const float *restrict q1 = qp + 128;
-    const float *restrict q2 = qp + 2 * 128;
-    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
-    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
-    __m512 acc2_0 = _mm512_setzero_ps(), acc2_1 = _mm512_setzero_ps(), acc2_2 = _mm512_setzero_ps(), acc2_3 = _mm512_setzero_ps();
-    const __m512 acc3_0 = _mm512_setzero_ps(), acc3_1 = _mm512_setzero_ps(), acc3_2 = _mm512_setzero_ps(), acc3_3 = _mm512_setzero_ps(); /* rows past the live ones: S = 0 */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k0); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); }
-      acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); acc2_0 = _mm512_add_ps(ka2, kb2); }
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps(), acc0_4 = _mm512_setzero_ps(), acc0_5 = _mm512_setzero_ps(), acc0_6 = _mm512_setzero_ps(), acc0_7 = _mm512_setzero_ps();
+    const __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(), acc1_4 = _mm512_setzero_ps(), acc1_5 = _mm512_setzero_ps(), acc1_6 = _mm512_setzero_ps(), acc1_7 = _mm512_setzero_ps(); /* rows past the live ones: S = 0 */
+    { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k0); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); }
+      acc0_0 = _mm512_add_ps(ka0, kb0); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k1); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); }
-      acc0_1 = _mm512_add_ps(ka0, kb0); acc1_1 = _mm512_add_ps(ka1, kb1); acc2_1 = _mm512_add_ps(ka2, kb2); }
+    { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k1); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); }
+      acc0_1 = _mm512_add_ps(ka0, kb0); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k2); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); }
-      acc0_2 = _mm512_add_ps(ka0, kb0); acc1_2 = _mm512_add_ps(ka1, kb1); acc2_2 = _mm512_add_ps(ka2, kb2); }
+    { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k2); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); }
+      acc0_2 = _mm512_add_ps(ka0, kb0); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k3); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); }
-      acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); acc2_3 = _mm512_add_ps(ka2, kb2); }
-    attngen_hsum4_avx512(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
-    attngen_hsum4_avx512(s + 224, acc0_1, acc1_1, acc2_1, acc3_1);
-    attngen_hsum4_avx512(s + 448, acc0_2, acc1_2, acc2_2, acc3_2);
-    attngen_hsum4_avx512(s + 672, acc0_3, acc1_3, acc2_3, acc3_3);
+    { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k3); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); }
+      acc0_3 = _mm512_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k4); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
+      { const __m512 kv = _mm512_loadu_ps(k4 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
+      { const __m512 kv = _mm512_loadu_ps(k4 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m512 kv = _mm512_loadu_ps(k4 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); }
+      { const __m512 kv = _mm512_loadu_ps(k4 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m512 kv = _mm512_loadu_ps(k4 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); }
+      { const __m512 kv = _mm512_loadu_ps(k4 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m512 kv = _mm512_loadu_ps(k4 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); }
+      acc0_4 = _mm512_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k5); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
+      { const __m512 kv = _mm512_loadu_ps(k5 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
+      { const __m512 kv = _mm512_loadu_ps(k5 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m512 kv = _mm512_loadu_ps(k5 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); }
+      { const __m512 kv = _mm512_loadu_ps(k5 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m512 kv = _mm512_loadu_ps(k5 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); }
+      { const __m512 kv = _mm512_loadu_ps(k5 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m512 kv = _mm512_loadu_ps(k5 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); }
+      acc0_5 = _mm512_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k6); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
+      { const __m512 kv = _mm512_loadu_ps(k6 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
+      { const __m512 kv = _mm512_loadu_ps(k6 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m512 kv = _mm512_loadu_ps(k6 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); }
+      { const __m512 kv = _mm512_loadu_ps(k6 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m512 kv = _mm512_loadu_ps(k6 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); }
+      { const __m512 kv = _mm512_loadu_ps(k6 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m512 kv = _mm512_loadu_ps(k6 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); }
+      acc0_6 = _mm512_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k7); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
+      { const __m512 kv = _mm512_loadu_ps(k7 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
+      { const __m512 kv = _mm512_loadu_ps(k7 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m512 kv = _mm512_loadu_ps(k7 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); }
+      { const __m512 kv = _mm512_loadu_ps(k7 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m512 kv = _mm512_loadu_ps(k7 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); }
+      { const __m512 kv = _mm512_loadu_ps(k7 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m512 kv = _mm512_loadu_ps(k7 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); }
+      acc0_7 = _mm512_add_ps(ka0, kb0); }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
+      s[0] = t4[0]; s[224] = t4[1]; s[448] = t4[2]; s[672] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc0_4, acc0_5, acc0_6, acc0_7);
+      s[896] = t4[0]; s[1120] = t4[1]; s[1344] = t4[2]; s[1568] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
+      s[1] = t4[0]; s[225] = t4[1]; s[449] = t4[2]; s[673] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc1_4, acc1_5, acc1_6, acc1_7);
+      s[897] = t4[0]; s[1121] = t4[1]; s[1345] = t4[2]; s[1569] = t4[3]; }
   }
 }
 
@@ -1771,7 +1875,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_decode__avx512(const 
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 2);
+    const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
     for (int j = 0; j < 128; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -1802,7 +1907,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_decode__avx512(const 
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 4, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
@@ -1837,16 +1942,16 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_decode__avx512(const 
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 4) {
-          const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j0 = 0; j0 < n; j0 += 8) {
+          const float *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d128_4x4_t224_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d128_2x8_t224_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
           switch (rows - r0) { /* the last rows: an edge block computes only those */
           case 0: break;
-          case 3: attngen_qkdot_d128_3of4x4_t224_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
-          default: attngen_qkdot_d128_4x4_t224_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
+          case 1: attngen_qkdot_d128_1of2x8_t224_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          default: attngen_qkdot_d128_2x8_t224_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
         }
       }
@@ -2070,7 +2175,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_padding_decode__avx51
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 2);
+    const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
     for (int j = 0; j < 128; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -2102,7 +2208,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_padding_decode__avx51
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 4, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
@@ -2137,16 +2243,16 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_padding_decode__avx51
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 4) {
-          const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j0 = 0; j0 < n; j0 += 8) {
+          const float *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d128_4x4_t224_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d128_2x8_t224_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
           switch (rows - r0) { /* the last rows: an edge block computes only those */
           case 0: break;
-          case 3: attngen_qkdot_d128_3of4x4_t224_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
-          default: attngen_qkdot_d128_4x4_t224_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
+          case 1: attngen_qkdot_d128_1of2x8_t224_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          default: attngen_qkdot_d128_2x8_t224_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
         }
       }
