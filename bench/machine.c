@@ -8,7 +8,8 @@
  *       bench_peak runs; BENCH_FMA_BITS=256|512 forces it, and
  *   (b) streaming read bandwidth: summing a 256 MiB buffer with 256-bit loads as 8 streams read in turn 512 bytes
  *       at a time (read_streams), 1 thread and 2 threads.
- * Every number is the median of several repeats.
+ * The FMA peak is the median of several repeats; the read is the fastest of them, since it is the limit decode is
+ * held against.
  *
  * Built without -mavx2: the AVX2 code is in functions carrying __attribute__((target("avx2,fma"))) and is
  * only called when the CPU (and OS) support it.
@@ -376,23 +377,21 @@ void bench_peak_free(bench_peak *p) {
 
 #if BENCH_X86
 /* The fastest of `rounds` passes (after one warm-up pass) of an nthreads reader over buf; < 0: no memory. The
- * fastest, as for the FMA peak: the host's neighbours slow some passes, and the read is the limit decode is held
- * against (with the median of a slowed start, a decode that asks for its rows ahead once read 111% of it). */
+ * fastest, as choose_fma_width takes its loops' best pass: the host's neighbours slow some passes, and the read is
+ * the limit decode is held against (against the median of a slowed start, a decode that asks for its rows ahead
+ * once read 111% of it). */
 static double read_time(const float *buf, size_t n, int nthreads, int rounds) {
-  double t[64];
-  if (rounds > 64) rounds = 64;
   bench_reader *r = bench_reader_new(buf, NULL, n, nthreads);
   if (!r) return -1.0;
   bench_reader_pass(r);
+  double best = -1.0;
   for (int i = 0; i < rounds; i++) {
     const double t0 = bench_now();
     bench_reader_pass(r);
-    t[i] = bench_now() - t0;
+    const double t = bench_now() - t0;
+    if (best < 0 || t < best) best = t;
   }
   bench_reader_free(r);
-  double best = t[0];
-  for (int i = 1; i < rounds; i++)
-    if (t[i] < best) best = t[i];
   return best;
 }
 #endif

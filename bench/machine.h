@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* bench/machine.h: what this machine can do, measured in the same run as the benchmark.
- * Numbers are medians over repeats; the machine is shared and noisy, so use them only as the
+ * Numbers are medians over repeats (the read: the fastest); the machine is shared and noisy, so use them only as the
  * denominators of ratios taken inside one run. */
 #ifndef BENCH_MACHINE_H
 #define BENCH_MACHINE_H
@@ -21,7 +21,7 @@ typedef struct {
   double bw1_gbs;      /* 1-thread streaming read, GB/s (1e9 bytes/s) */
   double bw2_gbs;      /* 2-thread streaming read, GB/s */
   double buf_mib;      /* size of the bandwidth buffer */
-  int repeats;         /* repeats behind each median */
+  int repeats;         /* repeats behind each figure */
 } bench_machine;
 
 /* quick != 0: fewer repeats. Fills *m and returns 0, or -1 if memory could not be had.
