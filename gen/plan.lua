@@ -118,18 +118,19 @@ function plan.decode_choice(isa, G)
   return blk.generic
 end
 
+-- The group's entry may block a storage type otherwise: its by_dtype entry for `dtype` (keyed like kv_load: f32,
+-- f16, bf16, i8), or nil.
+local function by_dtype(choice, dtype)
+  return choice.by_dtype and choice.by_dtype[spec.kv_dtype[dtype or "f32"].field or "f32"]
+end
+
 function plan.blocking(isa, phase, D, G, tuned, kvh, dtype)
   local blk = isa[phase]
   local b = {}
   if phase == "decode" then
     local choice = plan.decode_choice(isa, G)
     b.rb, b.kb, b.pr, b.pvv, b.keys = choice.rb, choice.kb, choice.pr, choice.pvv, blk.keys
-    -- the group's entry may block a storage type otherwise (by_dtype, keyed like kv_load: f32, f16, bf16, i8)
-    local field = spec.kv_dtype[dtype or "f32"].field or "f32"
-    local by = choice.by_dtype and choice.by_dtype[field]
-    -- the row-wise blocks on rows contiguous per head (nil: the token-major block's)
-    b.rb_contig = by and by.rb_contiguous or choice.rb_contiguous
-    b.kb_contig = by and by.kb_contiguous or choice.kb_contiguous
+    local by = by_dtype(choice, dtype)
     if blk.keys_long_rows then
       -- a token's K row in elements of the cache's type
       local row_floats = blk.long_row_bytes / spec.kv_dtype[dtype or "f32"].bytes
@@ -186,7 +187,10 @@ function plan.for_kernel(k)
     -- cache is that layout too, and its `keys` (tuned or not) is what it had.
     p.keys_contig = (D and k.kv_heads == 1) and p.keys or blk.keys_contiguous or blk.keys
     -- and the Q·Kᵀ block there: the vocabulary's kb_contiguous and rb_contiguous for the group (and type), else kb, rb
-    p.kb_contig, p.rb_contig = b.kb_contig or p.kb, b.rb_contig or p.rb
+    local choice = plan.decode_choice(isa, G)
+    local by = by_dtype(choice, dtype) or {}
+    p.kb_contig = by.kb_contiguous or choice.kb_contiguous or p.kb
+    p.rb_contig = by.rb_contiguous or choice.rb_contiguous or p.rb
     -- softmax down the columns of a transposed S (the vocabulary's choice per group), over every kv head's rows
     -- side by side: the per-row arrays span ms rows (scratch_layout), padded there to whole vectors
     p.columns = plan.decode_choice(isa, G).columns or false
