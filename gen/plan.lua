@@ -265,13 +265,9 @@ function plan.for_kernel(k)
   -- rows, rows 2-16 KiB apart, which the hardware prefetchers do not follow (nor a jump to a page elsewhere): every
   -- step of that stream (one head's K or V rows of a tile) asks for the rows stream_prefetch bytes further on in L2
   -- (templates/kernel.c.tpl, prefetch_stream). h32/kv8/d128 at kv_len 16384, Zen 4: f16 7.7 -> 4.7 ms, int8 5.6 ->
-  -- 4.8, fp32 8.0 -> 7.5; shuffled token-major pages keep 0.93-1.16x the contiguous speed.
+  -- 4.8, fp32 8.0 -> 7.5; shuffled token-major pages keep 0.93-1.16x the contiguous speed. Head-major pages read
+  -- the same stream, a head's rows of a tile at a time, each run in a page short.
   p.stream_prefetch = k.phase == "decode" and isa.prefetch_l2 ~= nil and blk.stream_prefetch or nil
-  -- Head-major pages (each head's rows contiguous in a page) ask for each head's rows of the next tile as it starts
-  -- this tile's: a head's run in a page is one short stream, and after a jump to a page elsewhere the hardware
-  -- prefetchers start over. h32/kv8/d128, shuffled pages of 16, Zen 4: int8 7.95 -> 5.20 ms, f16 10.2 -> 8.2 ms;
-  -- fp32 gained nothing, so it goes without.
-  p.page_prefetch = k.phase == "decode" and isa.prefetch_l2 ~= nil and dtype ~= "f32"
   p.mk = plan.microkernels(isa, p, D, G)
   if k.phase == "prefill" then
     p.describe = string.format("about %d (query x group) rows per item, Q·Kᵀ %dx%d register blocks, " ..

@@ -32,39 +32,17 @@
 @   if paged then return page_row("kt + " .. x, sb, ss) end
 @   return "(ptrdiff_t)" .. x .. " * " .. ss
 @ end
-@ -- A statement asking for one kv head's rows of page `pg` (a C expression: the page's index in the pool) in L2: `x`
-@ -- (head_rows) has the head's rows in page 0, strides sb (page) and ss (row), and its scales' (sbase, ssb, sss).
-@ local function prefetch_page(ind, pg, x)
-$(ind)for (int r = 0; r < $(I(paged)); ++r) {
-$(ind)  for (int c = 0; c < $(D); c += 64 / (int)sizeof(*$(x.base))) $(isa.prefetch_l2(x.base .. " + " .. pg .. " * " .. x.sb .. " + r * " .. x.ss .. " + c"))
-@   if x.sbase then
-$(ind)  $(isa.prefetch_l2(x.sbase .. " + " .. pg .. " * " .. x.ssb .. " + r * " .. x.sss))
-@   end
-$(ind)}
-@ end
-@ -- A head's K or V rows for prefetch_page: its base pointer and strides, with its scales' when the type has them
-@ local function head_rows(base, sb, ss, sbase, ssb, sss)
-@   return { base = base, sb = sb, ss = ss, sbase = kv.scaled and sbase or nil, ssb = ssb, sss = sss }
-@ end
-@ -- Head-major pages (rows contiguous per head): one kv head's rows of the next tile, asked for as the head starts
-@ -- this tile's. A head's run in a page is short (16 rows of 256 bytes: 4 KiB); per head, so what is asked for stays a
-@ -- small part of L2.
-@ local function prefetch_next_tile(ind, rows)
-@   if not (paged and plan.page_prefetch) then return end
-$(ind)if (contig && kt + nk < kend)
-$(ind)  for (int pi = (kt + nk) >> $(I(PS)), pe = ((kt + 2 * nk < kend ? kt + 2 * nk : kend) - 1) >> $(I(PS)); pi <= pe; ++pi) {
-$(ind)    const ptrdiff_t pg = pages[pi];
-@   prefetch_page(ind .. "    ", "pg", rows)
-$(ind)  }
-@ end
 @ -- Decode on token-major rows of several heads (contiguous or paged) reads a tile as a stream of steps: each kv
 @ -- head's K rows (Q·Kᵀ, head after head), then each head's V rows (P·V). A head's part of a token row is a few lines
 @ -- of a row 2-16 KiB long, and the hardware prefetchers do not follow rows a token apart (nor a jump to a page
 @ -- elsewhere): the step `step` (a C expression, 0 .. 2 nh - 1) asks for rows j0 .. j0 + nj - 1 of the step `ahead`
 @ -- steps on (the next tile's after this tile's last) in L2, so that plan.stream_prefetch bytes stay in flight.
-@ local function prefetch_stream(ind, step, j0, nj)
+@ -- Head-major pages read the same stream of steps (a step: one head's rows of a tile, a run per page), each key
+@ -- block asking for its rows of the step ahead: a head's run in a page is short, and after a jump to a page elsewhere
+@ -- the hardware prefetchers start over. `guard`: the C condition for asking (nil: always).
+@ local function prefetch_stream(ind, step, j0, nj, guard)
 @   if not plan.stream_prefetch then return end
-$(ind)if (!contig) {
+$(ind)$(guard and "if (" .. guard .. ") " or ""){
 $(ind)  const int s = $(step) + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
 $(ind)  const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
 $(ind)  const int j1 = kend - tk < $(j0) + $(nj) ? kend - tk : $(j0) + $(nj); /* rows past the sequence's end: none */
@@ -83,13 +61,25 @@ $(ind)    const float *sb = hv ? $(step_rows("a->v_scale", "a->v_scale_stride", 
 $(ind)                     : $(step_rows("a->k_scale", "a->k_scale_stride", "a->k_scale_stride.seq"));
 $(ind)    const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq$(paged and ", sp = hv ? a->v_scale_stride.batch : a->k_scale_stride.batch" or "");
 @   end
+@   if paged then
 $(ind)    for (int j = $(j0); j < j1; ++j) {
-$(ind)      const $(kv.ctype) *r = rb + $(paged and page_row("tk + j", "rp", "rs") or "j * rs");
+$(ind)      const int x = tk + j;
+$(ind)      const ptrdiff_t pg = pages[x >> $(I(PS))], in_page = x & $(I(paged - 1));
+$(ind)      const $(kv.ctype) *r = rb + pg * rp + in_page * rs;
 $(ind)      for (int c = 0; c < $(D); c += 64 / (int)sizeof(*r)) $(isa.prefetch_l2("r + c"))
-@   if kv.scaled then
-$(ind)      $(isa.prefetch_l2("sb + " .. (paged and page_row("tk + j", "sp", "ss") or "j * ss")))
-@   end
+@     if kv.scaled then
+$(ind)      $(isa.prefetch_l2("sb + pg * sp + in_page * ss"))
+@     end
 $(ind)    }
+@   else
+$(ind)    for (int j = $(j0); j < j1; ++j) {
+$(ind)      const $(kv.ctype) *r = rb + j * rs;
+$(ind)      for (int c = 0; c < $(D); c += 64 / (int)sizeof(*r)) $(isa.prefetch_l2("r + c"))
+@     if kv.scaled then
+$(ind)      $(isa.prefetch_l2("sb + j * ss"))
+@     end
+$(ind)    }
+@   end
 $(ind)  }
 $(ind)}
 @ end
@@ -588,7 +578,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[$(I(plan.lanes.kb))];
           for (int j = 0; j < $(I(plan.lanes.kb)); ++j) krow[j] = kh + koff[j];
-@   prefetch_stream("          ", "hh", "j0", I(plan.lanes.kb))
+@   prefetch_stream("          ", "hh", "j0", I(plan.lanes.kb), "!contig")
           for (int r0 = 0; r0 < rows; r0 += $(I(W)))
             $(mk.qk_lanes.name)(qt + r0 * $(I(kern.D)), krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -602,8 +592,8 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @   if kv.scaled then
         const float *ksh = ksbase + hh * a->k_scale_stride.head;
 @   end
-@   prefetch_next_tile("        ", head_rows("kh", "a->k_stride.batch", "ks", "ksh", "a->k_scale_stride.batch", "a->k_scale_stride.seq"))
         for (int j0 = 0; j0 < n; j0 += $(I(plan.kb_contig))) {
+@   if paged then prefetch_stream("          ", "hh", "j0", I(plan.kb_contig)) end
           const $(kv.ctype) *krow[$(I(plan.kb_contig))];
           for (int j = 0; j < $(I(plan.kb_contig)); ++j) krow[j] = kh + $(block_key("a->k_stride.batch", "ks"));
 @   if kv.scaled then
@@ -628,7 +618,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
           const $(kv.ctype) *kh = kbase + hh * a->k_stride.head;
           const $(kv.ctype) *krow[$(I(plan.kb))];
           for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kh + koff[j];
-@   prefetch_stream("          ", "hh", "j0", I(plan.kb))
+@   prefetch_stream("          ", "hh", "j0", I(plan.kb), "!contig")
 @   if kv.scaled then
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[$(I(plan.kb))];
@@ -648,7 +638,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-@   prefetch_stream("      ", "nh + hh", "0", "nk")
+@   prefetch_stream("      ", "nh + hh", "0", "nk", "!contig")
 @   if paged then
       /* paged: the tile's V rows page run by page run, each a P·V call over its keys; the rescale applies once
        * (alpha 1 after the first run), so the sums are those of one call over the whole tile, bit for bit */
@@ -656,11 +646,11 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @     if kv.scaled then
       const float *vshead = a->v_scale + (it->kvh0 + hh) * a->v_scale_stride.head;
 @     end
-@     prefetch_next_tile("      ", head_rows("vhead", "a->v_stride.batch", "vs", "vshead", "a->v_scale_stride.batch", "a->v_scale_stride.seq"))
       for (int j0 = 0, jn; j0 < n; j0 += jn) {
         const int at = kt + j0;
         jn = $(I(paged)) - (at & $(I(paged - 1)));
         if (jn > n - j0) jn = n - j0;
+@     prefetch_stream("        ", "nh + hh", "j0", "jn", "contig")
         const $(kv.ctype) *vbase = vhead + $(page_row("at", "a->v_stride.batch", "vs"));
 @     if kv.scaled then
         const float *vsbase = vshead + $(page_row("at", "a->v_scale_stride.batch", "a->v_scale_stride.seq"));
