@@ -37,9 +37,11 @@
 @ -- of a row 2-16 KiB long, and the hardware prefetchers do not follow rows a token apart (nor a jump to a page
 @ -- elsewhere): the step `step` (a C expression, 0 .. 2 nh - 1) asks for rows j0 .. j0 + nj - 1 of the step `ahead`
 @ -- steps on (the next tile's after this tile's last) in L2, so that plan.stream_prefetch bytes stay in flight.
-@ -- Head-major pages read the same stream of steps (a step: one head's rows of a tile, a run per page), each key
-@ -- block asking for its rows of the step ahead: a head's run in a page is short, and after a jump to a page elsewhere
-@ -- the hardware prefetchers start over. `guard`: the C condition for asking (nil: always).
+@ -- Rows contiguous per head read the same stream of steps (a step: one head's rows of a tile), each Q·Kᵀ key block
+@ -- asking for its rows of the step ahead; on head-major pages each P·V run (a page's rows) too: a head's run in a
+@ -- page is short, and after a jump to a page elsewhere the hardware prefetchers start over. A head-major cache's V
+@ -- rows are one long run per head, which they follow (asking for them too, a run at a time, was 1.1x slower for
+@ -- fp32). `guard`: the C condition for asking (nil: always).
 @ local function prefetch_stream(ind, step, j0, nj, guard)
 @   if not plan.stream_prefetch then return end
 $(ind)$(guard and "if (" .. guard .. ") " or ""){
@@ -593,7 +595,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
         const float *ksh = ksbase + hh * a->k_scale_stride.head;
 @   end
         for (int j0 = 0; j0 < n; j0 += $(I(plan.kb_contig))) {
-@   if paged then prefetch_stream("          ", "hh", "j0", I(plan.kb_contig)) end
+@   prefetch_stream("          ", "hh", "j0", I(plan.kb_contig))
           const $(kv.ctype) *krow[$(I(plan.kb_contig))];
           for (int j = 0; j < $(I(plan.kb_contig)); ++j) krow[j] = kh + $(block_key("a->k_stride.batch", "ks"));
 @   if kv.scaled then

@@ -1793,6 +1793,20 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_window_softcap_decode_
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
         for (int j0 = 0; j0 < n; j0 += 4) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
@@ -2095,6 +2109,20 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_window_softcap
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
         for (int j0 = 0; j0 < n; j0 += 4) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
@@ -2769,6 +2797,20 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_softcap_decode__avx512
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
         for (int j0 = 0; j0 < n; j0 += 4) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
@@ -3055,6 +3097,20 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_softcap_decode
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
         for (int j0 = 0; j0 < n; j0 += 4) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
@@ -5016,6 +5072,20 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_window_softcap_decode__a
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
         for (int j0 = 0; j0 < n; j0 += 4) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
@@ -5318,6 +5388,20 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_window_softcap_d
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
         for (int j0 = 0; j0 < n; j0 += 4) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
@@ -5992,6 +6076,20 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_softcap_decode__avx2(con
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
         for (int j0 = 0; j0 < n; j0 += 4) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
@@ -6278,6 +6376,20 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_softcap_decode__
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
         for (int j0 = 0; j0 < n; j0 += 4) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;

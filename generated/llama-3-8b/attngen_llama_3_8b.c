@@ -2388,6 +2388,20 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode__avx512(const 
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
         for (int j0 = 0; j0 < n; j0 += 4) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
@@ -2633,6 +2647,20 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_f16__avx512(co
         const float *restrict qt = state + hh * state_floats;
         const uint16_t *kh = kbase + hh * a->k_stride.head;
         for (int j0 = 0; j0 < n; j0 += 4) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const uint16_t *rb = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : (const uint16_t *)a->k_f16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const uint16_t *r = rb + j * rs;
+                for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           const uint16_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
@@ -2878,6 +2906,20 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_bf16__avx512(c
         const float *restrict qt = state + hh * state_floats;
         const uint16_t *kh = kbase + hh * a->k_stride.head;
         for (int j0 = 0; j0 < n; j0 += 4) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const uint16_t *rb = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const uint16_t *r = rb + j * rs;
+                for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           const uint16_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
@@ -3125,6 +3167,24 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_int8__avx512(c
         const int8_t *kh = kbase + hh * a->k_stride.head;
         const float *ksh = ksbase + hh * a->k_scale_stride.head;
         for (int j0 = 0; j0 < n; j0 += 1) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 1 ? kend - tk : j0 + 1; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
+                               : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
+              const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
+              for (int j = j0; j < j1; ++j) {
+                const int8_t *r = rb + j * rs;
+                for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+              }
+            }
+          }
           const int8_t *krow[1];
           for (int j = 0; j < 1; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const float *ksrow[1];
@@ -3422,6 +3482,20 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode__avx51
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
         for (int j0 = 0; j0 < n; j0 += 4) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
@@ -3668,6 +3742,20 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_f16__a
         const float *restrict qt = state + hh * state_floats;
         const uint16_t *kh = kbase + hh * a->k_stride.head;
         for (int j0 = 0; j0 < n; j0 += 4) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const uint16_t *rb = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : (const uint16_t *)a->k_f16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const uint16_t *r = rb + j * rs;
+                for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           const uint16_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
@@ -3914,6 +4002,20 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_bf16__
         const float *restrict qt = state + hh * state_floats;
         const uint16_t *kh = kbase + hh * a->k_stride.head;
         for (int j0 = 0; j0 < n; j0 += 4) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const uint16_t *rb = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const uint16_t *r = rb + j * rs;
+                for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           const uint16_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
@@ -4162,6 +4264,24 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_int8__
         const int8_t *kh = kbase + hh * a->k_stride.head;
         const float *ksh = ksbase + hh * a->k_scale_stride.head;
         for (int j0 = 0; j0 < n; j0 += 1) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 1 ? kend - tk : j0 + 1; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
+                               : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
+              const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
+              for (int j = j0; j < j1; ++j) {
+                const int8_t *r = rb + j * rs;
+                for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+              }
+            }
+          }
           const int8_t *krow[1];
           for (int j = 0; j < 1; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const float *ksrow[1];
@@ -7219,6 +7339,20 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
         for (int j0 = 0; j0 < n; j0 += 8) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
@@ -7464,6 +7598,20 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_decode_f16__avx2(c
         const float *restrict qt = state + hh * state_floats;
         const uint16_t *kh = kbase + hh * a->k_stride.head;
         for (int j0 = 0; j0 < n; j0 += 8) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const uint16_t *rb = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : (const uint16_t *)a->k_f16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const uint16_t *r = rb + j * rs;
+                for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           const uint16_t *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
@@ -7709,6 +7857,20 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_bf16__avx2(const
         const float *restrict qt = state + hh * state_floats;
         const uint16_t *kh = kbase + hh * a->k_stride.head;
         for (int j0 = 0; j0 < n; j0 += 8) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const uint16_t *rb = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const uint16_t *r = rb + j * rs;
+                for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           const uint16_t *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
@@ -7956,6 +8118,24 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_int8__avx2(const
         const int8_t *kh = kbase + hh * a->k_stride.head;
         const float *ksh = ksbase + hh * a->k_scale_stride.head;
         for (int j0 = 0; j0 < n; j0 += 1) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 1 ? kend - tk : j0 + 1; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
+                               : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
+              const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
+              for (int j = j0; j < j1; ++j) {
+                const int8_t *r = rb + j * rs;
+                for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+              }
+            }
+          }
           const int8_t *krow[1];
           for (int j = 0; j < 1; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const float *ksrow[1];
@@ -8253,6 +8433,20 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
         for (int j0 = 0; j0 < n; j0 += 8) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
@@ -8499,6 +8693,20 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_padding_decode_f16
         const float *restrict qt = state + hh * state_floats;
         const uint16_t *kh = kbase + hh * a->k_stride.head;
         for (int j0 = 0; j0 < n; j0 += 8) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const uint16_t *rb = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : (const uint16_t *)a->k_f16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const uint16_t *r = rb + j * rs;
+                for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           const uint16_t *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
@@ -8745,6 +8953,20 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_bf16__av
         const float *restrict qt = state + hh * state_floats;
         const uint16_t *kh = kbase + hh * a->k_stride.head;
         for (int j0 = 0; j0 < n; j0 += 8) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const uint16_t *rb = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const uint16_t *r = rb + j * rs;
+                for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           const uint16_t *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
@@ -8993,6 +9215,24 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_int8__av
         const int8_t *kh = kbase + hh * a->k_stride.head;
         const float *ksh = ksbase + hh * a->k_scale_stride.head;
         for (int j0 = 0; j0 < n; j0 += 1) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 1 ? kend - tk : j0 + 1; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
+                               : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
+              const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
+              for (int j = j0; j < j1; ++j) {
+                const int8_t *r = rb + j * rs;
+                for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+              }
+            }
+          }
           const int8_t *krow[1];
           for (int j = 0; j < 1; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const float *ksrow[1];

@@ -1943,6 +1943,20 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_decode__avx512(const 
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
         for (int j0 = 0; j0 < n; j0 += 8) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
@@ -2244,6 +2258,20 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_padding_decode__avx51
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
         for (int j0 = 0; j0 < n; j0 += 8) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
@@ -4379,6 +4407,20 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_decode__avx2(const attn
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
         for (int j0 = 0; j0 < n; j0 += 4) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
@@ -4679,6 +4721,20 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_decode__avx2(co
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
         for (int j0 = 0; j0 < n; j0 += 4) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;

@@ -2312,6 +2312,20 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode__avx512(const attngen_kern
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
         for (int j0 = 0; j0 < n; j0 += 4) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
@@ -2631,6 +2645,20 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_f16__avx512(const attngen_
         const float *restrict qt = state + hh * state_floats;
         const uint16_t *kh = kbase + hh * a->k_stride.head;
         for (int j0 = 0; j0 < n; j0 += 4) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const uint16_t *rb = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : (const uint16_t *)a->k_f16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const uint16_t *r = rb + j * rs;
+                for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           const uint16_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
@@ -2950,6 +2978,20 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_bf16__avx512(const attngen
         const float *restrict qt = state + hh * state_floats;
         const uint16_t *kh = kbase + hh * a->k_stride.head;
         for (int j0 = 0; j0 < n; j0 += 4) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const uint16_t *rb = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const uint16_t *r = rb + j * rs;
+                for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           const uint16_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
@@ -3272,6 +3314,24 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8__avx512(const attngen
         const int8_t *kh = kbase + hh * a->k_stride.head;
         const float *ksh = ksbase + hh * a->k_scale_stride.head;
         for (int j0 = 0; j0 < n; j0 += 4) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
+                               : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
+              const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
+              for (int j = j0; j < j1; ++j) {
+                const int8_t *r = rb + j * rs;
+                for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+              }
+            }
+          }
           const int8_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const float *ksrow[4];
@@ -3610,6 +3670,24 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g64__avx512(const att
         const int8_t *kh = kbase + hh * a->k_stride.head;
         const float *ksh = ksbase + hh * a->k_scale_stride.head;
         for (int j0 = 0; j0 < n; j0 += 4) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
+                               : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
+              const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
+              for (int j = j0; j < j1; ++j) {
+                const int8_t *r = rb + j * rs;
+                for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+              }
+            }
+          }
           const int8_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const float *ksrow[4];
@@ -3948,6 +4026,24 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g32__avx512(const att
         const int8_t *kh = kbase + hh * a->k_stride.head;
         const float *ksh = ksbase + hh * a->k_scale_stride.head;
         for (int j0 = 0; j0 < n; j0 += 4) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
+                               : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
+              const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
+              for (int j = j0; j < j1; ++j) {
+                const int8_t *r = rb + j * rs;
+                for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+              }
+            }
+          }
           const int8_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const float *ksrow[4];
@@ -6324,6 +6420,20 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
         for (int j0 = 0; j0 < n; j0 += 4) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
@@ -6643,6 +6753,20 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_generic_decode_f16__avx2(const attngen
         const float *restrict qt = state + hh * state_floats;
         const uint16_t *kh = kbase + hh * a->k_stride.head;
         for (int j0 = 0; j0 < n; j0 += 4) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const uint16_t *rb = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : (const uint16_t *)a->k_f16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const uint16_t *r = rb + j * rs;
+                for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           const uint16_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
@@ -6962,6 +7086,20 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_bf16__avx2(const attngen_ker
         const float *restrict qt = state + hh * state_floats;
         const uint16_t *kh = kbase + hh * a->k_stride.head;
         for (int j0 = 0; j0 < n; j0 += 4) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const uint16_t *rb = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const uint16_t *r = rb + j * rs;
+                for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           const uint16_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
@@ -7284,6 +7422,24 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8__avx2(const attngen_ker
         const int8_t *kh = kbase + hh * a->k_stride.head;
         const float *ksh = ksbase + hh * a->k_scale_stride.head;
         for (int j0 = 0; j0 < n; j0 += 4) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
+                               : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
+              const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
+              for (int j = j0; j < j1; ++j) {
+                const int8_t *r = rb + j * rs;
+                for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+              }
+            }
+          }
           const int8_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const float *ksrow[4];
@@ -7622,6 +7778,24 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g64__avx2(const attngen
         const int8_t *kh = kbase + hh * a->k_stride.head;
         const float *ksh = ksbase + hh * a->k_scale_stride.head;
         for (int j0 = 0; j0 < n; j0 += 4) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
+                               : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
+              const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
+              for (int j = j0; j < j1; ++j) {
+                const int8_t *r = rb + j * rs;
+                for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+              }
+            }
+          }
           const int8_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const float *ksrow[4];
@@ -7960,6 +8134,24 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g32__avx2(const attngen
         const int8_t *kh = kbase + hh * a->k_stride.head;
         const float *ksh = ksbase + hh * a->k_scale_stride.head;
         for (int j0 = 0; j0 < n; j0 += 4) {
+          {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
+                               : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
+              const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
+              for (int j = j0; j < j1; ++j) {
+                const int8_t *r = rb + j * rs;
+                for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+              }
+            }
+          }
           const int8_t *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const float *ksrow[4];
