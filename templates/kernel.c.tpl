@@ -105,14 +105,17 @@ $(ind)}
 @ -- Decode's P·V of kv head hh over `nkeys` keys of the tile from key j0 (nil: the tile's first), V rows from vbase:
 @ -- on rows contiguous per head (contig) the blocks that read each V row whole, so the head's rows stay one
 @ -- sequential stream, else the token-major blocks.
-@ local function pv_blocks(ind, j0, nkeys)
+@ -- pf: the C arguments of a `_pf` block (rows to ask for as V's rows are read), or nil: none.
+@ local function pv_blocks(ind, j0, nkeys, pf)
 @   local s_at = columns and ("st + " .. (j0 and j0 .. " * ms + " or "") .. "hh * rows_pv + r0")
 @     or ("st + (hh * rows_pv + r0) * ss" .. (j0 and " + " .. j0 or ""))
-@   local args = "(" .. s_at .. qs_arg .. ", alpha + hh * rows_pv + r0, " .. nkeys .. ", vbase, vs" ..
-@     (kv.scaled and ", vsbase, a->v_scale_stride.seq" or "") .. ", ot + r0 * dp, dp" .. (kern.D and "" or ", d") .. ");"
+@   local head = "(" .. s_at .. qs_arg .. ", alpha + hh * rows_pv + r0, " .. nkeys .. ", vbase, vs" ..
+@     (kv.scaled and ", vsbase, a->v_scale_stride.seq" or "") .. ", ot + r0 * dp, dp" .. (kern.D and "" or ", d")
+@   local args = head .. ");"
 @   if mk.pv_contig then
+@     local args_contig = mk.pv_contig.prefetch and (head .. ", " .. (pf or "NULL, 0, 0") .. ");") or args
 $(ind)if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
-@     row_blocks(ind .. "  ", mk.pv_contig.pr, mk.pv_contig.name, mk.pv_contig.edges, args)
+@     row_blocks(ind .. "  ", mk.pv_contig.pr, mk.pv_contig.name, mk.pv_contig.edges, args_contig)
 $(ind)} else {
 @     row_blocks(ind .. "  ", PR, mk.pv_name, mk.pv_edges, args)
 $(ind)}
@@ -666,8 +669,25 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @   if kv.scaled then
       const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
 @   end
+@   if mk.pv_contig and mk.pv_contig.prefetch then
+      /* rows contiguous per head: the first row block asks for the rows of the stream's step ahead (the next
+       * head's V rows, or the next tile's K rows) as it reads this head's V rows */
+      const $(kv.ctype) *pf = NULL;
+      int pfn = 0;
+      ptrdiff_t pfs = 0;
+      if (contig) {
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        pfn = kend - tk < nk ? kend - tk : nk; /* rows past the sequence's end: none */
+        if (pfn > 0) {
+          pf = hv ? $(kv.v_ptr) + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                  : $(kv.k_ptr) + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          pfs = hv ? vs : ks;
+        }
+      }
+@   end
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
-@   pv_blocks("      ", nil, "n")
+@   pv_blocks("      ", nil, "n", "pf, pfs, r0 == 0 ? pfn : 0")
 @   end
     }
 @ else

@@ -10,7 +10,7 @@
 @ local attr = kvtype.attr(isa, mk.dtype)
 @ local kv = kvtype.words(isa, mk.dtype, mk.D0 or mk.D) -- V as stored (decode reads the cache; prefill its fp32 tile)
 @ -- one column block: LIVE rows x nv vectors of accumulators, one source line per row
-@ local function pv_block(c0, nv)
+@ local function pv_block(c0, nv, pf_here)
   {
 @   for r = 0, LIVE - 1 do
 @     local os = {}
@@ -31,6 +31,10 @@
       const float *restrict vsj = vsc + j * vss;
 @   end
       const float *restrict pj = pt + $(mul("j", PKS));
+@   if pf_here then
+      if (j < pfn)
+        for (int c = 0; c < $(DV); c += 64 / (int)sizeof(*pf)) $(isa.prefetch_l2("pf + j * pfs + c"))
+@   end
 @   local vs = {}
 @   for vv = 0, nv - 1 do vs[#vs + 1] = string.format("v%d = %s", vv, kv.load("vj", add(c0, vv * W), "vsj")) end
 @   if isa.pin and LIVE > 1 then
@@ -58,7 +62,7 @@
  * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * $(I(PKS)) + r * $(I(PRS))].
  * Column blocks of $(I(PVV * W)) floats keep $(I(LIVE * PVV)) accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE $(attr)void $(mk.pv_name)($(kv.row_scale and "" or "const ")float *restrict pt$(PKS == "qs" and ", ptrdiff_t qs" or ""), const float *restrict alpha,
-    int n, const $(kv.ctype) *restrict v, ptrdiff_t vs$(kv.scaled and ", const float *restrict vsc, ptrdiff_t vss" or ""), float *restrict o, ptrdiff_t os$(mk.D and "" or ", int d"))
+    int n, const $(kv.ctype) *restrict v, ptrdiff_t vs$(kv.scaled and ", const float *restrict vsc, ptrdiff_t vss" or ""), float *restrict o, ptrdiff_t os$(mk.D and "" or ", int d")$(mk.prefetch and (", const " .. kv.ctype .. " *pf, ptrdiff_t pfs, int pfn") or ""))
 {
 @ if LIVE == 1 then
   (void)os; /* one row per block */
@@ -82,11 +86,11 @@ static ATTNGEN_NOINLINE $(attr)void $(mk.pv_name)($(kv.row_scale and "" or "cons
 @ if mk.D and mk.unroll then
 @   local c = 0
 @   while c + PVV * W <= mk.D do
-@     pv_block(c, PVV); c = c + PVV * W
+@     pv_block(c, PVV, mk.prefetch and c == 0); c = c + PVV * W
 @   end
 @   if c + W <= mk.D then
 @     local nv = math.floor((mk.D - c) / W)
-@     pv_block(c, nv); c = c + nv * W
+@     pv_block(c, nv, mk.prefetch and c == 0); c = c + nv * W
 @   end
 @   if c < mk.D then
   /* last $(I(mk.D - c)) columns: head_dim is not a multiple of the vector width */

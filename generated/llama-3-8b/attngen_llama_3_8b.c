@@ -1350,8 +1350,8 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x48_t256_f16
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
  * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 256 + r * 1].
  * Column blocks of 128 floats keep 16 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_2x128_t256_f16__avx512(const float *restrict pt, const float *restrict alpha,
-    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_2x128_t256_f16_pf__avx512(const float *restrict pt, const float *restrict alpha,
+    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, const uint16_t *pf, ptrdiff_t pfs, int pfn)
 {
   /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
    * is exactly 1 (x * 1 = x, the same bits either way) */
@@ -1366,6 +1366,8 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_2x128_t256_f1
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
+      if (j < pfn)
+        for (int c = 0; c < 128; c += 64 / (int)sizeof(*pf)) _mm_prefetch((const char *)(pf + j * pfs + c), _MM_HINT_T1);
       __m512 v0 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vj))), v1 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vj + 16))), v2 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vj + 32))), v3 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vj + 48))), v4 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vj + 64))), v5 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vj + 80))), v6 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vj + 96))), v7 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vj + 112))); /* in registers: each is used by 2 rows */
       ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2); ATTNGEN_PIN_AVX512(v3); ATTNGEN_PIN_AVX512(v4); ATTNGEN_PIN_AVX512(v5); ATTNGEN_PIN_AVX512(v6); ATTNGEN_PIN_AVX512(v7);
       { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); o0_4 = _mm512_fmadd_ps(p, v4, o0_4); o0_5 = _mm512_fmadd_ps(p, v5, o0_5); o0_6 = _mm512_fmadd_ps(p, v6, o0_6); o0_7 = _mm512_fmadd_ps(p, v7, o0_7); }
@@ -1599,8 +1601,8 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x48_t256_bf1
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
  * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 256 + r * 1].
  * Column blocks of 128 floats keep 16 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_2x128_t256_bf16__avx512(const float *restrict pt, const float *restrict alpha,
-    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_2x128_t256_bf16_pf__avx512(const float *restrict pt, const float *restrict alpha,
+    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, const uint16_t *pf, ptrdiff_t pfs, int pfn)
 {
   /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
    * is exactly 1 (x * 1 = x, the same bits either way) */
@@ -1615,6 +1617,8 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_2x128_t256_bf
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
+      if (j < pfn)
+        for (int c = 0; c < 128; c += 64 / (int)sizeof(*pf)) _mm_prefetch((const char *)(pf + j * pfs + c), _MM_HINT_T1);
       __m512 v0 = attngen_bf16_load_avx512(vj), v1 = attngen_bf16_load_avx512(vj + 16), v2 = attngen_bf16_load_avx512(vj + 32), v3 = attngen_bf16_load_avx512(vj + 48), v4 = attngen_bf16_load_avx512(vj + 64), v5 = attngen_bf16_load_avx512(vj + 80), v6 = attngen_bf16_load_avx512(vj + 96), v7 = attngen_bf16_load_avx512(vj + 112); /* in registers: each is used by 2 rows */
       ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2); ATTNGEN_PIN_AVX512(v3); ATTNGEN_PIN_AVX512(v4); ATTNGEN_PIN_AVX512(v5); ATTNGEN_PIN_AVX512(v6); ATTNGEN_PIN_AVX512(v7);
       { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); o0_4 = _mm512_fmadd_ps(p, v4, o0_4); o0_5 = _mm512_fmadd_ps(p, v5, o0_5); o0_6 = _mm512_fmadd_ps(p, v6, o0_6); o0_7 = _mm512_fmadd_ps(p, v7, o0_7); }
@@ -1830,8 +1834,8 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x48_t256_int
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
  * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 256 + r * 1].
  * Column blocks of 128 floats keep 16 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_2x128_t256_int8__avx512(float *restrict pt, const float *restrict alpha,
-    int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_2x128_t256_int8_pf__avx512(float *restrict pt, const float *restrict alpha,
+    int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, const int8_t *pf, ptrdiff_t pfs, int pfn)
 {
   /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
    * is exactly 1 (x * 1 = x, the same bits either way) */
@@ -1852,6 +1856,8 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_2x128_t256_in
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
+      if (j < pfn)
+        for (int c = 0; c < 128; c += 64 / (int)sizeof(*pf)) _mm_prefetch((const char *)(pf + j * pfs + c), _MM_HINT_T1);
       __m512 v0 = attngen_i8_load_avx512(vj), v1 = attngen_i8_load_avx512(vj + 16), v2 = attngen_i8_load_avx512(vj + 32), v3 = attngen_i8_load_avx512(vj + 48), v4 = attngen_i8_load_avx512(vj + 64), v5 = attngen_i8_load_avx512(vj + 80), v6 = attngen_i8_load_avx512(vj + 96), v7 = attngen_i8_load_avx512(vj + 112); /* in registers: each is used by 2 rows */
       ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2); ATTNGEN_PIN_AVX512(v3); ATTNGEN_PIN_AVX512(v4); ATTNGEN_PIN_AVX512(v5); ATTNGEN_PIN_AVX512(v6); ATTNGEN_PIN_AVX512(v7);
       { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); o0_4 = _mm512_fmadd_ps(p, v4, o0_4); o0_5 = _mm512_fmadd_ps(p, v5, o0_5); o0_6 = _mm512_fmadd_ps(p, v6, o0_6); o0_7 = _mm512_fmadd_ps(p, v7, o0_7); }
@@ -2748,11 +2754,26 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_f16__avx512(co
         }
       }
       const uint16_t *vbase = (const uint16_t *)a->v_f16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* rows contiguous per head: the first row block asks for the rows of the stream's step ahead (the next
+       * head's V rows, or the next tile's K rows) as it reads this head's V rows */
+      const uint16_t *pf = NULL;
+      int pfn = 0;
+      ptrdiff_t pfs = 0;
+      if (contig) {
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        pfn = kend - tk < nk ? kend - tk : nk; /* rows past the sequence's end: none */
+        if (pfn > 0) {
+          pf = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                  : (const uint16_t *)a->k_f16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          pfs = hv ? vs : ks;
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
         int r0 = 0;
         for (; r0 + 2 <= rows; r0 += 2)
-          attngen_pv_d128_2x128_t256_f16__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+          attngen_pv_d128_2x128_t256_f16_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0);
       } else {
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
@@ -3007,11 +3028,26 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_bf16__avx512(c
         }
       }
       const uint16_t *vbase = (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* rows contiguous per head: the first row block asks for the rows of the stream's step ahead (the next
+       * head's V rows, or the next tile's K rows) as it reads this head's V rows */
+      const uint16_t *pf = NULL;
+      int pfn = 0;
+      ptrdiff_t pfs = 0;
+      if (contig) {
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        pfn = kend - tk < nk ? kend - tk : nk; /* rows past the sequence's end: none */
+        if (pfn > 0) {
+          pf = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                  : (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          pfs = hv ? vs : ks;
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
         int r0 = 0;
         for (; r0 + 2 <= rows; r0 += 2)
-          attngen_pv_d128_2x128_t256_bf16__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+          attngen_pv_d128_2x128_t256_bf16_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0);
       } else {
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
@@ -3288,11 +3324,26 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_int8__avx512(c
       }
       const int8_t *vbase = (const int8_t *)a->v_i8 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
+      /* rows contiguous per head: the first row block asks for the rows of the stream's step ahead (the next
+       * head's V rows, or the next tile's K rows) as it reads this head's V rows */
+      const int8_t *pf = NULL;
+      int pfn = 0;
+      ptrdiff_t pfs = 0;
+      if (contig) {
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        pfn = kend - tk < nk ? kend - tk : nk; /* rows past the sequence's end: none */
+        if (pfn > 0) {
+          pf = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                  : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          pfs = hv ? vs : ks;
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
         int r0 = 0;
         for (; r0 + 2 <= rows; r0 += 2)
-          attngen_pv_d128_2x128_t256_int8__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp);
+          attngen_pv_d128_2x128_t256_int8_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0);
       } else {
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
@@ -3843,11 +3894,26 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_f16__a
         }
       }
       const uint16_t *vbase = (const uint16_t *)a->v_f16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* rows contiguous per head: the first row block asks for the rows of the stream's step ahead (the next
+       * head's V rows, or the next tile's K rows) as it reads this head's V rows */
+      const uint16_t *pf = NULL;
+      int pfn = 0;
+      ptrdiff_t pfs = 0;
+      if (contig) {
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        pfn = kend - tk < nk ? kend - tk : nk; /* rows past the sequence's end: none */
+        if (pfn > 0) {
+          pf = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                  : (const uint16_t *)a->k_f16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          pfs = hv ? vs : ks;
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
         int r0 = 0;
         for (; r0 + 2 <= rows; r0 += 2)
-          attngen_pv_d128_2x128_t256_f16__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+          attngen_pv_d128_2x128_t256_f16_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0);
       } else {
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
@@ -4103,11 +4169,26 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_bf16__
         }
       }
       const uint16_t *vbase = (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* rows contiguous per head: the first row block asks for the rows of the stream's step ahead (the next
+       * head's V rows, or the next tile's K rows) as it reads this head's V rows */
+      const uint16_t *pf = NULL;
+      int pfn = 0;
+      ptrdiff_t pfs = 0;
+      if (contig) {
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        pfn = kend - tk < nk ? kend - tk : nk; /* rows past the sequence's end: none */
+        if (pfn > 0) {
+          pf = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                  : (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          pfs = hv ? vs : ks;
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
         int r0 = 0;
         for (; r0 + 2 <= rows; r0 += 2)
-          attngen_pv_d128_2x128_t256_bf16__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+          attngen_pv_d128_2x128_t256_bf16_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0);
       } else {
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
@@ -4385,11 +4466,26 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_int8__
       }
       const int8_t *vbase = (const int8_t *)a->v_i8 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
+      /* rows contiguous per head: the first row block asks for the rows of the stream's step ahead (the next
+       * head's V rows, or the next tile's K rows) as it reads this head's V rows */
+      const int8_t *pf = NULL;
+      int pfn = 0;
+      ptrdiff_t pfs = 0;
+      if (contig) {
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        pfn = kend - tk < nk ? kend - tk : nk; /* rows past the sequence's end: none */
+        if (pfn > 0) {
+          pf = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                  : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          pfs = hv ? vs : ks;
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
         int r0 = 0;
         for (; r0 + 2 <= rows; r0 += 2)
-          attngen_pv_d128_2x128_t256_int8__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp);
+          attngen_pv_d128_2x128_t256_int8_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0);
       } else {
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
@@ -5967,8 +6063,8 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_pv_d128_4x24_t256_
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
  * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 256 + r * 1].
  * Column blocks of 64 floats keep 16 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_pv_d128_2x64_t256_f16__avx2(const float *restrict pt, const float *restrict alpha,
-    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_pv_d128_2x64_t256_f16_pf__avx2(const float *restrict pt, const float *restrict alpha,
+    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, const uint16_t *pf, ptrdiff_t pfs, int pfn)
 {
   /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
    * is exactly 1 (x * 1 = x, the same bits either way) */
@@ -5983,6 +6079,8 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_pv_d128_2x64_t256_
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
+      if (j < pfn)
+        for (int c = 0; c < 128; c += 64 / (int)sizeof(*pf)) _mm_prefetch((const char *)(pf + j * pfs + c), _MM_HINT_T1);
       __m256 v0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj))), v1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 8))), v2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 16))), v3 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 24))), v4 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 32))), v5 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 40))), v6 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 48))), v7 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 56))); /* in registers: each is used by 2 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3); ATTNGEN_PIN_AVX2(v4); ATTNGEN_PIN_AVX2(v5); ATTNGEN_PIN_AVX2(v6); ATTNGEN_PIN_AVX2(v7);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); o0_4 = _mm256_fmadd_ps(p, v4, o0_4); o0_5 = _mm256_fmadd_ps(p, v5, o0_5); o0_6 = _mm256_fmadd_ps(p, v6, o0_6); o0_7 = _mm256_fmadd_ps(p, v7, o0_7); }
@@ -6426,8 +6524,8 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_bf16_
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
  * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 256 + r * 1].
  * Column blocks of 64 floats keep 16 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x64_t256_bf16__avx2(const float *restrict pt, const float *restrict alpha,
-    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x64_t256_bf16_pf__avx2(const float *restrict pt, const float *restrict alpha,
+    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, const uint16_t *pf, ptrdiff_t pfs, int pfn)
 {
   /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
    * is exactly 1 (x * 1 = x, the same bits either way) */
@@ -6442,6 +6540,8 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x64_t256_bf16_
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
+      if (j < pfn)
+        for (int c = 0; c < 128; c += 64 / (int)sizeof(*pf)) _mm_prefetch((const char *)(pf + j * pfs + c), _MM_HINT_T1);
       __m256 v0 = attngen_bf16_load_avx2(vj), v1 = attngen_bf16_load_avx2(vj + 8), v2 = attngen_bf16_load_avx2(vj + 16), v3 = attngen_bf16_load_avx2(vj + 24), v4 = attngen_bf16_load_avx2(vj + 32), v5 = attngen_bf16_load_avx2(vj + 40), v6 = attngen_bf16_load_avx2(vj + 48), v7 = attngen_bf16_load_avx2(vj + 56); /* in registers: each is used by 2 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3); ATTNGEN_PIN_AVX2(v4); ATTNGEN_PIN_AVX2(v5); ATTNGEN_PIN_AVX2(v6); ATTNGEN_PIN_AVX2(v7);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); o0_4 = _mm256_fmadd_ps(p, v4, o0_4); o0_5 = _mm256_fmadd_ps(p, v5, o0_5); o0_6 = _mm256_fmadd_ps(p, v6, o0_6); o0_7 = _mm256_fmadd_ps(p, v7, o0_7); }
@@ -6763,8 +6863,8 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_int8_
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
  * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 256 + r * 1].
  * Column blocks of 64 floats keep 16 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x64_t256_int8__avx2(float *restrict pt, const float *restrict alpha,
-    int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x64_t256_int8_pf__avx2(float *restrict pt, const float *restrict alpha,
+    int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, const int8_t *pf, ptrdiff_t pfs, int pfn)
 {
   /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
    * is exactly 1 (x * 1 = x, the same bits either way) */
@@ -6785,6 +6885,8 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x64_t256_int8_
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
+      if (j < pfn)
+        for (int c = 0; c < 128; c += 64 / (int)sizeof(*pf)) _mm_prefetch((const char *)(pf + j * pfs + c), _MM_HINT_T1);
       __m256 v0 = attngen_i8_load_avx2(vj), v1 = attngen_i8_load_avx2(vj + 8), v2 = attngen_i8_load_avx2(vj + 16), v3 = attngen_i8_load_avx2(vj + 24), v4 = attngen_i8_load_avx2(vj + 32), v5 = attngen_i8_load_avx2(vj + 40), v6 = attngen_i8_load_avx2(vj + 48), v7 = attngen_i8_load_avx2(vj + 56); /* in registers: each is used by 2 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3); ATTNGEN_PIN_AVX2(v4); ATTNGEN_PIN_AVX2(v5); ATTNGEN_PIN_AVX2(v6); ATTNGEN_PIN_AVX2(v7);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); o0_4 = _mm256_fmadd_ps(p, v4, o0_4); o0_5 = _mm256_fmadd_ps(p, v5, o0_5); o0_6 = _mm256_fmadd_ps(p, v6, o0_6); o0_7 = _mm256_fmadd_ps(p, v7, o0_7); }
@@ -7699,11 +7801,26 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_decode_f16__avx2(c
         }
       }
       const uint16_t *vbase = (const uint16_t *)a->v_f16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* rows contiguous per head: the first row block asks for the rows of the stream's step ahead (the next
+       * head's V rows, or the next tile's K rows) as it reads this head's V rows */
+      const uint16_t *pf = NULL;
+      int pfn = 0;
+      ptrdiff_t pfs = 0;
+      if (contig) {
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        pfn = kend - tk < nk ? kend - tk : nk; /* rows past the sequence's end: none */
+        if (pfn > 0) {
+          pf = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                  : (const uint16_t *)a->k_f16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          pfs = hv ? vs : ks;
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
         int r0 = 0;
         for (; r0 + 2 <= rows; r0 += 2)
-          attngen_pv_d128_2x64_t256_f16__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+          attngen_pv_d128_2x64_t256_f16_pf__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0);
       } else {
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
@@ -7958,11 +8075,26 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_bf16__avx2(const
         }
       }
       const uint16_t *vbase = (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* rows contiguous per head: the first row block asks for the rows of the stream's step ahead (the next
+       * head's V rows, or the next tile's K rows) as it reads this head's V rows */
+      const uint16_t *pf = NULL;
+      int pfn = 0;
+      ptrdiff_t pfs = 0;
+      if (contig) {
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        pfn = kend - tk < nk ? kend - tk : nk; /* rows past the sequence's end: none */
+        if (pfn > 0) {
+          pf = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                  : (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          pfs = hv ? vs : ks;
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
         int r0 = 0;
         for (; r0 + 2 <= rows; r0 += 2)
-          attngen_pv_d128_2x64_t256_bf16__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+          attngen_pv_d128_2x64_t256_bf16_pf__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0);
       } else {
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
@@ -8239,11 +8371,26 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_int8__avx2(const
       }
       const int8_t *vbase = (const int8_t *)a->v_i8 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
+      /* rows contiguous per head: the first row block asks for the rows of the stream's step ahead (the next
+       * head's V rows, or the next tile's K rows) as it reads this head's V rows */
+      const int8_t *pf = NULL;
+      int pfn = 0;
+      ptrdiff_t pfs = 0;
+      if (contig) {
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        pfn = kend - tk < nk ? kend - tk : nk; /* rows past the sequence's end: none */
+        if (pfn > 0) {
+          pf = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                  : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          pfs = hv ? vs : ks;
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
         int r0 = 0;
         for (; r0 + 2 <= rows; r0 += 2)
-          attngen_pv_d128_2x64_t256_int8__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp);
+          attngen_pv_d128_2x64_t256_int8_pf__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0);
       } else {
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
@@ -8794,11 +8941,26 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_padding_decode_f16
         }
       }
       const uint16_t *vbase = (const uint16_t *)a->v_f16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* rows contiguous per head: the first row block asks for the rows of the stream's step ahead (the next
+       * head's V rows, or the next tile's K rows) as it reads this head's V rows */
+      const uint16_t *pf = NULL;
+      int pfn = 0;
+      ptrdiff_t pfs = 0;
+      if (contig) {
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        pfn = kend - tk < nk ? kend - tk : nk; /* rows past the sequence's end: none */
+        if (pfn > 0) {
+          pf = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                  : (const uint16_t *)a->k_f16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          pfs = hv ? vs : ks;
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
         int r0 = 0;
         for (; r0 + 2 <= rows; r0 += 2)
-          attngen_pv_d128_2x64_t256_f16__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+          attngen_pv_d128_2x64_t256_f16_pf__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0);
       } else {
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
@@ -9054,11 +9216,26 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_bf16__av
         }
       }
       const uint16_t *vbase = (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* rows contiguous per head: the first row block asks for the rows of the stream's step ahead (the next
+       * head's V rows, or the next tile's K rows) as it reads this head's V rows */
+      const uint16_t *pf = NULL;
+      int pfn = 0;
+      ptrdiff_t pfs = 0;
+      if (contig) {
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        pfn = kend - tk < nk ? kend - tk : nk; /* rows past the sequence's end: none */
+        if (pfn > 0) {
+          pf = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                  : (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          pfs = hv ? vs : ks;
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
         int r0 = 0;
         for (; r0 + 2 <= rows; r0 += 2)
-          attngen_pv_d128_2x64_t256_bf16__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+          attngen_pv_d128_2x64_t256_bf16_pf__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0);
       } else {
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
@@ -9336,11 +9513,26 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_int8__av
       }
       const int8_t *vbase = (const int8_t *)a->v_i8 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
+      /* rows contiguous per head: the first row block asks for the rows of the stream's step ahead (the next
+       * head's V rows, or the next tile's K rows) as it reads this head's V rows */
+      const int8_t *pf = NULL;
+      int pfn = 0;
+      ptrdiff_t pfs = 0;
+      if (contig) {
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        pfn = kend - tk < nk ? kend - tk : nk; /* rows past the sequence's end: none */
+        if (pfn > 0) {
+          pf = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                  : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          pfs = hv ? vs : ks;
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
         int r0 = 0;
         for (; r0 + 2 <= rows; r0 += 2)
-          attngen_pv_d128_2x64_t256_int8__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp);
+          attngen_pv_d128_2x64_t256_int8_pf__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0);
       } else {
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
