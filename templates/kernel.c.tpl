@@ -42,19 +42,24 @@
 @ -- page is short, and after a jump to a page elsewhere the hardware prefetchers start over. A head-major cache's V
 @ -- rows are one long run per head, which they follow (asking for them too, a run at a time, was 1.1x slower for
 @ -- fp32). `guard`: the C condition for asking (nil: always).
+@ -- The step `ahead` steps on from step `step` (a C expression): its tile's first key tk, whether it reads V (hv),
+@ -- and its kv head h.
+@ local function step_ahead(ind, step)
+$(ind)const int s = $(step) + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+$(ind)const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+@ end
+@ -- One head's rows (or their scales) of that step's tile: `ptr` the pool, `st` its strides, `row` its row stride; on a
+@ -- paged cache the head's rows in page 0 (each row is then found through the block table).
+@ local function step_rows(ptr, st, row)
+@   if paged then return ptr .. " + h * " .. st .. ".head" end
+@   return ptr .. " + b * " .. st .. ".batch + h * " .. st .. ".head + (ptrdiff_t)tk * " .. row
+@ end
 @ local function prefetch_stream(ind, step, j0, nj, guard)
 @   if not plan.stream_prefetch then return end
 $(ind)$(guard and "if (" .. guard .. ") " or ""){
-$(ind)  const int s = $(step) + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-$(ind)  const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+@   step_ahead(ind .. "  ", step)
 $(ind)  const int j1 = kend - tk < $(j0) + $(nj) ? kend - tk : $(j0) + $(nj); /* rows past the sequence's end: none */
 $(ind)  if ($(j0) < j1) {
-@   -- one head's rows (or their scales) of the step's tile: `ptr` the pool, `st` its strides, `row` its row stride;
-@   -- on a paged cache the head's rows in page 0 (each row is then found through the block table)
-@   local function step_rows(ptr, st, row)
-@     if paged then return ptr .. " + h * " .. st .. ".head" end
-@     return ptr .. " + b * " .. st .. ".batch + h * " .. st .. ".head + (ptrdiff_t)tk * " .. row
-@   end
 $(ind)    const $(kv.ctype) *rb = hv ? $(step_rows(kv.v_ptr, "a->v_stride", "vs"))
 $(ind)                         : $(step_rows(kv.k_ptr, "a->k_stride", "ks"));
 $(ind)    const ptrdiff_t rs = hv ? vs : ks$(paged and ", rp = hv ? a->v_stride.batch : a->k_stride.batch" or "");
@@ -676,12 +681,11 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
       int pfn = 0;
       ptrdiff_t pfs = 0;
       if (contig) {
-        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+@     step_ahead("        ", "nh + hh")
         pfn = kend - tk < nk ? kend - tk : nk; /* rows past the sequence's end: none */
         if (pfn > 0) {
-          pf = hv ? $(kv.v_ptr) + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                  : $(kv.k_ptr) + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          pf = hv ? $(step_rows(kv.v_ptr, "a->v_stride", "vs"))
+                  : $(step_rows(kv.k_ptr, "a->k_stride", "ks"));
           pfs = hv ? vs : ks;
         }
       }
