@@ -32,16 +32,6 @@
 @   if paged then return page_row("kt + " .. x, sb, ss) end
 @   return "(ptrdiff_t)" .. x .. " * " .. ss
 @ end
-@ -- Decode on token-major rows of several heads (contiguous or paged) reads a tile as a stream of steps: each kv
-@ -- head's K rows (Q·Kᵀ, head after head), then each head's V rows (P·V). A head's part of a token row is a few lines
-@ -- of a row 2-16 KiB long, and the hardware prefetchers do not follow rows a token apart (nor a jump to a page
-@ -- elsewhere): the step `step` (a C expression, 0 .. 2 nh - 1) asks for rows j0 .. j0 + nj - 1 of the step `ahead`
-@ -- steps on (the next tile's after this tile's last) in L2, so that plan.stream_prefetch bytes stay in flight.
-@ -- Rows contiguous per head read the same stream of steps (a step: one head's rows of a tile), each Q·Kᵀ key block
-@ -- asking for its rows of the step ahead; on head-major pages each P·V run (a page's rows) too: a head's run in a
-@ -- page is short, and after a jump to a page elsewhere the hardware prefetchers start over. A head-major cache's V
-@ -- rows are one long run per head, which they follow (asking for them too, a run at a time, was 1.1x slower for
-@ -- fp32). `guard`: the C condition for asking (nil: always).
 @ -- The step `ahead` steps on from step `step` (a C expression): its tile's first key tk, whether it reads V (hv),
 @ -- and its kv head h.
 @ local function step_ahead(ind, step)
@@ -54,6 +44,17 @@ $(ind)const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
 @   if paged then return ptr .. " + h * " .. st .. ".head" end
 @   return ptr .. " + b * " .. st .. ".batch + h * " .. st .. ".head + (ptrdiff_t)tk * " .. row
 @ end
+@ -- Decode on token-major rows of several heads (contiguous or paged) reads a tile as a stream of steps: each kv
+@ -- head's K rows (Q·Kᵀ, head after head), then each head's V rows (P·V). A head's part of a token row is a few lines
+@ -- of a row 2-16 KiB long, and the hardware prefetchers do not follow rows a token apart (nor a jump to a page
+@ -- elsewhere): the step `step` (a C expression, 0 .. 2 nh - 1) asks for rows j0 .. j0 + nj - 1 of the step `ahead`
+@ -- steps on (the next tile's after this tile's last) in L2, so that plan.stream_prefetch bytes stay in flight.
+@ -- Rows contiguous per head read the same stream of steps (a step: one head's rows of a tile), each Q·Kᵀ key block
+@ -- asking for its rows of the step ahead; on head-major pages each P·V run (a page's rows) too: a head's run in a
+@ -- page is short, and after a jump to a page elsewhere the hardware prefetchers start over. A head-major cache's V
+@ -- rows are one long run per head, which they follow; its 16- and 8-bit P·V blocks ask for the step after them as
+@ -- they read them (`_pf`, gen/plan.lua; asking in runs of 32-64 keys instead was 1.1x slower for fp32).
+@ -- `guard`: the C condition for asking (nil: always).
 @ local function prefetch_stream(ind, step, j0, nj, guard)
 @   if not plan.stream_prefetch then return end
 $(ind)$(guard and "if (" .. guard .. ") " or ""){
