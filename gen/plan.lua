@@ -193,7 +193,7 @@ function plan.for_kernel(k)
     p.rb_contig = by.rb_contiguous or choice.rb_contiguous or p.rb
     -- softmax down the columns of a transposed S (the vocabulary's choice per group), over every kv head's rows
     -- side by side: the per-row arrays span ms rows (scratch_layout), padded there to whole vectors
-    p.columns = plan.decode_choice(isa, G).columns or false
+    p.columns = choice.columns or false
     -- Q·Kᵀ with a kv head's rows in the vector lanes and K's elements broadcast (prefill's form), chosen at run time
     -- when the rows fill whole vectors, at least rows_in_lanes.min_rows (a step of several queries): the dot
     -- products' horizontal sums and Q reloads go away. fp32 K only (a typed K would convert each element alone),

@@ -69,25 +69,18 @@ $(ind)    const float *sb = hv ? $(step_rows("a->v_scale", "a->v_scale_stride", 
 $(ind)                     : $(step_rows("a->k_scale", "a->k_scale_stride", "a->k_scale_stride.seq"));
 $(ind)    const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq$(paged and ", sp = hv ? a->v_scale_stride.batch : a->k_scale_stride.batch" or "");
 @   end
-@   if paged then
 $(ind)    for (int j = $(j0); j < j1; ++j) {
+@   if paged then
+@     -- one block-table read per row, for the row and its scale
 $(ind)      const int x = tk + j;
 $(ind)      const ptrdiff_t pg = pages[x >> $(I(PS))], in_page = x & $(I(paged - 1));
-$(ind)      const $(kv.ctype) *r = rb + pg * rp + in_page * rs;
-$(ind)      for (int c = 0; c < $(D); c += 64 / (int)sizeof(*r)) $(isa.prefetch_l2("r + c"))
-@     if kv.scaled then
-$(ind)      $(isa.prefetch_l2("sb + pg * sp + in_page * ss"))
-@     end
-$(ind)    }
-@   else
-$(ind)    for (int j = $(j0); j < j1; ++j) {
-$(ind)      const $(kv.ctype) *r = rb + j * rs;
-$(ind)      for (int c = 0; c < $(D); c += 64 / (int)sizeof(*r)) $(isa.prefetch_l2("r + c"))
-@     if kv.scaled then
-$(ind)      $(isa.prefetch_l2("sb + j * ss"))
-@     end
-$(ind)    }
 @   end
+$(ind)      const $(kv.ctype) *r = rb + $(paged and "pg * rp + in_page * rs" or "j * rs");
+$(ind)      for (int c = 0; c < $(D); c += 64 / (int)sizeof(*r)) $(isa.prefetch_l2("r + c"))
+@   if kv.scaled then
+$(ind)      $(isa.prefetch_l2("sb + " .. (paged and "pg * sp + in_page * ss" or "j * ss")))
+@   end
+$(ind)    }
 $(ind)  }
 $(ind)}
 @ end
