@@ -224,6 +224,14 @@ local function planned(kernels)
   return kernels
 end
 
+-- The generated part of the runtime, its generic kernels reading `dtypes` (enumerate.generic_dtypes), stamped with
+-- the command that writes it.
+local function runtime_files(dtypes)
+  local some = #dtypes < #spec.kv_dtypes and " --kv-dtype " .. table.concat(dtypes, ",") or ""
+  return render.runtime(root, planned(enumerate.generic(dtypes)), plan.isa, args.output or ".",
+    "attngen --runtime" .. some .. " -o DIR", dtypes)
+end
+
 local function run()
   local broken = spec.self_check() -- an incomplete spec entry is named here, not met as a traceback later
   if broken then errors.raise("%s", broken) end
@@ -251,7 +259,13 @@ local function run()
     for _, path in ipairs(configs) do cs[#cs + 1] = config.validate(config.load(path), path) end
     files = render.registry(root, args.registry, cs, args.output or ".", "attngen --registry " .. args.registry .. " CONFIGS -o DIR")
   elseif args.runtime then
-    files = render.runtime(root, planned(enumerate.generic()), plan.isa, args.output or ".", "attngen --runtime -o DIR")
+    if args.config then
+      errors.fail("command line", "--runtime", "writes the generic kernels, of no config: name their storage types " ..
+        "with --kv-dtype (%s)", args.config)
+    end
+    local listed = args.kv_dtype and config.kv_dtypes({ kv_dtype = csv(args.kv_dtype) }, "command line",
+      { kv_dtype = "--kv-dtype" })
+    files = runtime_files(enumerate.generic_dtypes(listed))
   else
     local c = config.validate(gather())
     local tables = enumerate.tables(c)
@@ -273,8 +287,9 @@ local function run()
     end
     files = render.model(root, c, tables, plan.isa, args.output or ".", regen_command(c))
     if args.vendor then
+      -- the runtime's generic kernels for this model's storage types only
       local err
-      files, err = require("vendor").with_runtime(root, args.output or ".", files)
+      files, err = require("vendor").with_runtime(root, args.output or ".", files, runtime_files(enumerate.generic_dtypes(c.kv_dtypes)))
       if not files then die(err) end
     end
   end

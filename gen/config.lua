@@ -273,6 +273,11 @@ end
 
 -- Validates a raw table (from a file and/or flags) and returns the normalized config.
 -- where: the file name (or "command line"); origin: field -> flag for fields set by flags.
+-- raw.kv_dtype checked as a list of the spec's storage types, in spec order (also `attngen --runtime --kv-dtype`).
+function M.kv_dtypes(raw, where, origin)
+  return check_list(where, origin, raw, "kv_dtype", spec.names(spec.kv_dtypes))
+end
+
 function M.validate(raw, where, origin)
   local known = {}
   for _, k in ipairs(FIELDS) do known[k] = true end
@@ -318,7 +323,7 @@ function M.validate(raw, where, origin)
   if raw.kv_dtype == nil then
     c.kv_dtypes = { "f32" }
   else
-    c.kv_dtypes = check_list(where, origin, raw, "kv_dtype", spec.names(spec.kv_dtypes))
+    c.kv_dtypes = M.kv_dtypes(raw, where, origin)
     for _, t in ipairs(c.kv_dtypes) do
       local g = spec.kv_dtype[t].group
       if type(g) == "number" and c.head_dim % g ~= 0 then

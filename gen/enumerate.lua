@@ -73,14 +73,26 @@ function M.reads_as(k)
   end
 end
 
--- One generic kernel per (ISA, phase, storage type) of the spec: head_dim, group, mask features and options at run
--- time. Prefill kernels of every type share the fp32 code (M.reads_as).
-function M.generic()
+-- The storage types a build's generic kernels read: `dtypes` (names; nil: every type of the spec), with f32 always,
+-- whose prefill code every type's prefill runs (M.reads_as) and which a cache has when it names no type. Spec order.
+function M.generic_dtypes(dtypes)
+  local want = { f32 = true }
+  for _, t in ipairs(dtypes or spec.names(spec.kv_dtypes)) do want[t] = true end
+  local out = {}
+  for _, dtype in ipairs(spec.kv_dtypes) do
+    if want[dtype.name] then out[#out + 1] = dtype.name end
+  end
+  return out
+end
+
+-- One generic kernel per (ISA, phase, storage type): head_dim, group, mask features and options at run time.
+-- `dtypes`: the storage types (M.generic_dtypes). Prefill kernels of every type share the fp32 code (M.reads_as).
+function M.generic(dtypes)
   local kernels = {}
   for _, isa in ipairs(spec.isas) do
     for _, phase in ipairs(spec.phases) do
-      for _, dtype in ipairs(spec.kv_dtypes) do
-        local k = { isa = isa.name, phase = phase.name, mask = "none", heads = 0, kv_heads = 0, kv_dtype = dtype.name }
+      for _, dtype in ipairs(dtypes) do
+        local k = { isa = isa.name, phase = phase.name, mask = "none", heads = 0, kv_heads = 0, kv_dtype = dtype }
         k.name = spec.kernel_name(k)
         M.reads_as(k)
         kernels[#kernels + 1] = k

@@ -373,17 +373,19 @@ function M.model(root, c, tables, vocab, outdir, regen)
   }
 end
 
--- The generated part of the runtime: attngen_spec.h (enums and lists from gen/spec.lua) and
--- attngen_generic.c (the generic kernels: head_dim, group and mask read at run time).
-function M.runtime(root, kernels, vocab, outdir, regen)
+-- The generated part of the runtime: attngen_spec.h (enums and lists from gen/spec.lua, the same for any types) and
+-- attngen_generic.c, stamped `regen`: the generic `kernels` (head_dim, group and mask read at run time) of the
+-- storage types `dtypes`.
+function M.runtime(root, kernels, vocab, outdir, regen, dtypes)
   local env = base_env(regen)
-  env.config_lines = { "generic kernels: head_dim, heads / kv_heads and mask are run-time values" }
+  env.config_lines = { "generic kernels: head_dim, heads / kv_heads and mask are run-time values",
+                       "storage types: " .. table.concat(dtypes, ", ") }
   env.file = { h = "attngen.h", c = "attngen_generic.c" }
   env.sections = sections(root, kernels, vocab)
   env.tables = table_parts({ { table_name = "attngen_table_generic", model = "generic", kernels = kernels,
                                options = {} } }, env.sections)
   env.num, env.c_param, env.cs_scale = num, M.c_param, rope_frequencies.cs_scale
-  local senv = base_env(regen)
+  local senv = base_env("attngen --runtime -o DIR") -- the same header for any storage types
   local vmaj, vmin, vpat = version:match("^(%d+)%.(%d+)%.(%d+)$")
   senv.vmaj, senv.vmin, senv.vpat = vmaj, vmin, vpat
   return {

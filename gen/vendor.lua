@@ -1,7 +1,8 @@
 -- SPDX-License-Identifier: MIT
 -- attngen --vendor: the runtime's files, to be written flat beside a model's generated files, so that a project
 -- builds everything with a C99 compiler alone. The runtime is every .c and .h file of runtime/ and
--- generated/runtime/ in a source tree, or of share/attngen/runtime/ in an install (where make install puts both).
+-- generated/runtime/ in a source tree, or of share/attngen/runtime/ in an install (where make install puts both),
+-- with the generated files rendered for the model (its generic kernels read only its storage types) in their place.
 local lfs = require("lfs")
 
 local M = {}
@@ -29,7 +30,10 @@ local function find(root)
 end
 
 -- The runtime's files as { path = outdir/name, text } after `model_files` (the model's), or nil and why.
-function M.with_runtime(root, outdir, model_files)
+-- `generated`: files rendered for this model (its generic kernels) that stand for the runtime's files of the same name.
+function M.with_runtime(root, outdir, model_files, generated)
+  local own = {}
+  for _, f in ipairs(generated or {}) do own[f.path:match("[^/]*$")] = f.text end
   local from, names = find(root)
   if not from then return nil, names end
   local files = {}
@@ -41,11 +45,15 @@ function M.with_runtime(root, outdir, model_files)
     files[#files + 1] = f
   end
   for _, name in ipairs(names) do
-    local path = from[name] .. "/" .. name
-    local h, err = io.open(path, "rb")
-    if not h then return nil, "cannot read " .. tostring(err) end
-    files[#files + 1] = { path = outdir .. "/" .. name, text = h:read("a") }
-    h:close()
+    if own[name] then
+      files[#files + 1] = { path = outdir .. "/" .. name, text = own[name] }
+    else
+      local path = from[name] .. "/" .. name
+      local h, err = io.open(path, "rb")
+      if not h then return nil, "cannot read " .. tostring(err) end
+      files[#files + 1] = { path = outdir .. "/" .. name, text = h:read("a") }
+      h:close()
+    end
   end
   return files
 end

@@ -135,6 +135,31 @@ static const attngen_kernel_info *find_generic(const attngen_shape *s, attngen_i
   return NULL;
 }
 
+/* Whether some generic kernel of this build reads a cache of type t: `attngen --runtime --kv-dtype` (and --vendor, for
+ * its model's types) writes them for some types only. */
+static int generic_reads(attngen_kv_dtype t)
+{
+  int i;
+  for (i = 0; i < attngen_table_generic.count; ++i)
+    if (attngen_table_generic.kernels[i].kv_dtype == t) return 1;
+  return 0;
+}
+
+/* The failure of a shape whose storage type no generic kernel reads, naming the types they do read. */
+static int fail_generic_type(const attngen_shape *s)
+{
+  char have[128] = "";
+  size_t n = 0;
+  int t;
+  for (t = 0; t < ATTNGEN_KV_COUNT_; ++t)
+    if (generic_reads((attngen_kv_dtype)t) && n + 16 < sizeof have)
+      n += (size_t)snprintf(have + n, sizeof have - n, "%s%s", n ? ", " : "", attngen_kv_dtype_name((attngen_kv_dtype)t));
+  return attngen_fail(ATTNGEN_ERR_UNSUPPORTED,
+                      "attngen: no generic kernel reads kv_dtype %s: this build's generic kernels read %s (write them "
+                      "for it with attngen --runtime --kv-dtype, or list the shape in a config)",
+                      attngen_kv_dtype_name(s->kv_dtype), have);
+}
+
 static const attngen_kernel_info *find_specialized(const attngen_table *t, const attngen_shape *s, attngen_isa isa)
 {
   int i;
@@ -184,6 +209,7 @@ int attngen_select_generic(const attngen_shape *shape, attngen_isa isa, attngen_
     return attngen_fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: no generic %s kernel reads a paged cache (page_size %d): "
                         "the generic kernels serve paged prefill only", attngen_phase_name(shape->phase),
                         shape->page_size);
+  if (!k && !generic_reads(shape->kv_dtype)) return fail_generic_type(shape);
   if (!k)
     return attngen_fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: no generic %s kernel in this build", attngen_isa_name(isa));
   bind(NULL, k, shape, out);
@@ -229,5 +255,6 @@ int attngen_select(const attngen_table *table, const attngen_shape *shape, attng
     return attngen_fail(ATTNGEN_ERR_UNSUPPORTED,
                         "attngen: no %s kernel for page_size %d in table '%s' (list it in the config's page_size)",
                         attngen_phase_name(shape->phase), shape->page_size, table ? table->model : "(none)");
+  if (!generic_reads(shape->kv_dtype)) return fail_generic_type(shape);
   return attngen_fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: no kernel can run this shape on this CPU");
 }

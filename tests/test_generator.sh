@@ -207,7 +207,8 @@ for lua in $LUAS; do
   if [ "$line" = " *   attngen '$tmp/odd*''/gpt2.lua' -o DIR" ]; then ok; else bad "stamp of an odd path ($lua): $line"; fi
 done
 
-# 2h. --vendor: the model's files and every .c/.h of runtime/ and generated/runtime/, byte for byte, nothing else
+# 2h. --vendor: the model's files and every .c/.h of runtime/ and generated/runtime/, byte for byte, nothing else,
+# except the generic kernels: those of the model's storage types (gpt2: f32), as `--runtime --kv-dtype f32` writes them
 for lua in $LUAS; do
   v="$tmp/vendor-$lua"
   $lua gen/attngen.lua configs/gpt2.lua --vendor -o "$v" 2> "$tmp/err" || bad "--vendor ($lua): $(cat "$tmp/err")"
@@ -215,9 +216,31 @@ for lua in $LUAS; do
     sed 's|^\./||' | LC_ALL=C sort)
   if [ "$(cd "$v" && ls | LC_ALL=C sort)" = "$expected" ]; then ok; else bad "--vendor ($lua) wrote: $(ls "$v")"; fi
   same=1
-  for f in runtime/*.[ch] generated/runtime/*.[ch] generated/gpt2/*; do cmp -s "$f" "$v/${f##*/}" || same=0; done
+  for f in runtime/*.[ch] generated/runtime/attngen_spec.h generated/gpt2/*; do cmp -s "$f" "$v/${f##*/}" || same=0; done
   if [ $same = 1 ]; then ok; else bad "--vendor ($lua): a file differs from its source"; fi
+  $lua gen/attngen.lua --runtime --kv-dtype f32 -o "$tmp/runtime-f32-$lua" 2> "$tmp/err" || bad "--runtime --kv-dtype f32 ($lua): $(cat "$tmp/err")"
+  if cmp -s "$tmp/runtime-f32-$lua/attngen_generic.c" "$v/attngen_generic.c"; then ok; else bad "--vendor ($lua): its generic kernels are not --runtime --kv-dtype f32's"; fi
 done
+
+# 2h'. --runtime --kv-dtype: generic kernels for the listed types and f32 (whose prefill code every type runs), in
+# spec order, stamped with the command; the types left out have no kernel; a bad list is refused, writing nothing
+for lua in $LUAS; do
+  r="$tmp/runtime-int8-$lua"
+  $lua gen/attngen.lua --runtime --kv-dtype int8,f16 -o "$r" 2> "$tmp/err" || bad "--runtime --kv-dtype int8,f16 ($lua): $(cat "$tmp/err")"
+  if [ "$(sed -n 2p "$r/attngen_generic.c")" = " *   attngen --runtime --kv-dtype f32,f16,int8 -o DIR" ] &&
+     grep -q "^ \*   storage types: f32, f16, int8$" "$r/attngen_generic.c"; then ok; else bad "--runtime --kv-dtype ($lua): stamp $(sed -n 2p "$r/attngen_generic.c")"; fi
+  names=$(grep -o '"attn_generic_[a-z0-9_]*"' "$r/attngen_generic.c" | LC_ALL=C sort -u | tr '\n' ' ')
+  want=""
+  for isa in avx2 avx512 neon scalar; do for t in "" _f16 _int8; do for ph in decode prefill; do
+    want="$want\"attn_generic_$ph${t}__$isa\" "
+  done; done; done
+  want=$(printf '%s' "$want" | tr ' ' '\n' | LC_ALL=C sort | tr '\n' ' ')
+  if [ "$names" = "$want" ]; then ok; else bad "--runtime --kv-dtype int8,f16 ($lua) lists: $names"; fi
+  if cmp -s "$r/attngen_spec.h" generated/runtime/attngen_spec.h; then ok; else bad "--runtime --kv-dtype ($lua): attngen_spec.h differs"; fi
+done
+one_line "flag '--kv-dtype' (field 'kv_dtype'): entry 2 is \"fp8\"; allowed: f32, f16" --runtime --kv-dtype f16,fp8 -o "$tmp/cli"
+one_line "field '--runtime': writes the generic kernels, of no config" configs/gpt2.lua --runtime -o "$tmp/cli"
+if [ ! -e "$tmp/cli" ]; then ok; else bad "a refused --runtime wrote $(ls "$tmp/cli")"; fi
 one_line "--vendor: the model's attngen_generic.c has the name of a runtime file" configs/gpt2.lua --name generic --vendor -o "$tmp/cli"
 one_line "field '--vendor': writes one model with the runtime: not with --runtime" --runtime --vendor -o "$tmp/cli"
 if [ ! -e "$tmp/cli" ]; then ok; else bad "a refused --vendor wrote $(ls "$tmp/cli")"; fi

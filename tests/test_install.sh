@@ -19,7 +19,9 @@
 #      `cc -static ... $(pkg-config --static --libs attngen)`, and checked the same way.
 #   5. relocation: an install moved elsewhere as a whole builds and runs a program through its attngen.pc.
 #   6. vendoring: `attngen --vendor` from the source tree and from the installed command writes a directory that
-#      gcc and clang compile alone (no Lua, no ISA flags) into examples/downstream's program, which runs.
+#      gcc and clang compile alone (no Lua, no ISA flags) into examples/downstream's program, which runs; a model
+#      of fp32 caches only (gpt2) gets generic kernels for fp32 only, and tests/install/vendor_types.c checks its
+#      fp32 fallback against float64 and that an int8 shape is refused by name.
 #   7. make uninstall: the prefix is left as it was before the install (empty), and in a prefix whose bin/
 #      already held another file, that file and bin/ stay.
 # Environment: MAKE (default make), CC (default cc), LUA (default lua5.4).
@@ -265,6 +267,14 @@ vendor_build "$tmp/vendor-tree" "attngen --vendor from the source tree"
 (cd "$repo" && quietly attngen configs/llama-3-8b.lua --vendor -o "$tmp/vendor-installed")
 diff -r "$tmp/vendor-tree" "$tmp/vendor-installed" >"$log" 2>&1 || { cat "$log" >&2; fail "the installed attngen vendors other files"; }
 vendor_build "$tmp/vendor-installed" "attngen --vendor from $prefix"
+# a model of fp32 caches only: its vendored generic kernels read fp32 only, and refuse another type by name
+(cd "$repo" && quietly attngen configs/gpt2.lua --vendor -o "$tmp/vendor-f32")
+grep -q "^ \*   storage types: f32$" "$tmp/vendor-f32/attngen_generic.c" || fail "gpt2's vendored generic kernels are not fp32 only"
+quietly "$CC" -std=c99 -O2 -Wall -Wextra -Werror -pedantic -I"$tmp/vendor-f32" "$tmp/vendor-f32"/*.c \
+  "$repo/tests/install/vendor_types.c" -lm -pthread -o "$tmp/vendor-f32-types"
+quietly "$tmp/vendor-f32-types"
+grep -q "all checks passed" "$log" || { cat "$log" >&2; fail "the vendored fp32-only runtime: tests/install/vendor_types.c"; }
+say "vendoring: gpt2 (fp32 caches) gets generic kernels for fp32 only ($(wc -l <"$tmp/vendor-f32/attngen_generic.c" | tr -d ' ') lines); an int8 shape is refused by name"
 
 # ---- 7. uninstall
 quietly mk uninstall PREFIX="$prefix"

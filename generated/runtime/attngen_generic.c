@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: MIT
  * config:
  *   generic kernels: head_dim, heads / kv_heads and mask are run-time values
+ *   storage types: f32, f16, bf16, int8, int8_g64, int8_g32
  */
 #include "attngen.h"
 #include "attngen_kernel.h"

@@ -228,11 +228,13 @@ local function new_build(root, machine, c, isa, masks)
   local b = setmetatable({ root = root, dir = dir, machine = machine, c = c, isa = isa, masks = masks,
                            cc = os.getenv("CC") or "cc", sources = {}, compiled = {},
                            tables = { prefill = {}, decode = {} } }, Build)
-  -- the runtime's generated part, fresh from this generator (its ABI matches the candidates' tables)
-  local gk = enumerate.generic()
+  -- the runtime's generated part, fresh from this generator (its ABI matches the candidates' tables), its generic
+  -- kernels for the config's storage types
+  local dtypes = enumerate.generic_dtypes(c.kv_dtypes)
+  local gk = enumerate.generic(dtypes)
   for _, k in ipairs(gk) do k.plan = plan.for_kernel(k) end
   local ok, err = write.mkdir_p(dir .. "/runtime")
-  if ok then ok, err = write.all(render.runtime(root, gk, plan.isa, dir .. "/runtime", "attngen --runtime -o DIR")) end
+  if ok then ok, err = write.all(render.runtime(root, gk, plan.isa, dir .. "/runtime", "attngen --runtime -o DIR", dtypes)) end
   if not ok then fail("--tune", "%s", err) end
   local rst, abs = sh("cd " .. quote(root) .. " && pwd") -- the harness is built from inside the temporary directory
   if rst == 0 then root = abs:match("^%s*(.-)%s*$") end
