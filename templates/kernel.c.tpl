@@ -50,10 +50,11 @@ $(ind)const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
 @ -- elsewhere): the step `step` (a C expression, 0 .. 2 nh - 1) asks for rows j0 .. j0 + nj - 1 of the step `ahead`
 @ -- steps on (the next tile's after this tile's last) in L2, so that plan.stream_prefetch bytes stay in flight.
 @ -- Rows contiguous per head read the same stream of steps (a step: one head's rows of a tile), each Q·Kᵀ key block
-@ -- asking for its rows of the step ahead; on head-major pages each P·V run (a page's rows) too: a head's run in a
-@ -- page is short, and after a jump to a page elsewhere the hardware prefetchers start over. A head-major cache's V
-@ -- rows are one long run per head, which they follow; its 16- and 8-bit P·V blocks ask for the step after them as
-@ -- they read them (`_pf`, gen/plan.lua; asking in runs of 32-64 keys instead was 1.1x slower for fp32).
+@ -- asking for its rows of the step ahead. A head-major cache's V rows are one long run per head, which the hardware
+@ -- prefetchers follow; its 16- and 8-bit P·V blocks ask for the step after them as they read them (`_pf`,
+@ -- gen/plan.lua, pf_target; asking in runs of 32-64 keys instead was 1.1x slower for fp32). On head-major pages a
+@ -- head's run in a page is short, and after a jump to a page elsewhere the hardware prefetchers start over: each P·V
+@ -- run's `_pf` blocks ask for the same rows of the step ahead, every type (a kernel without them asks per run).
 @ -- `guard`: the C condition for asking (nil: always).
 @ local function prefetch_stream(ind, step, j0, nj, guard)
 @   if not plan.stream_prefetch then return end
@@ -82,6 +83,41 @@ $(ind)      $(isa.prefetch_l2("sb + " .. (paged and "pg * sp + in_page * ss" or 
 @   end
 $(ind)    }
 $(ind)  }
+$(ind)}
+@ end
+@ -- The `_pf` P·V blocks' target (pf, pfs, pfn) on rows contiguous per head: rows j0 .. j0 + nj - 1 (C expressions) of
+@ -- the stream's step ahead, which the first row block asks for in L2 a row per V row it reads. On a paged cache only
+@ -- those in the page of row j0 (a run's rows), and their scales at once (a line holds a run's).
+@ local function pf_target(ind, j0, nj)
+$(ind)const $(kv.ctype) *pf = NULL;
+$(ind)int pfn = 0;
+$(ind)ptrdiff_t pfs = 0;
+$(ind)if (contig) {
+@   step_ahead(ind .. "  ", "nh + hh")
+@   if paged then
+$(ind)  const int x = tk + $(j0), room = $(I(paged)) - (x & $(I(paged - 1)));
+$(ind)  pfn = kend - x < $(nj) ? kend - x : $(nj); /* rows past the sequence's end: none */
+$(ind)  if (pfn > room) pfn = room;
+$(ind)  if (pfn > 0) {
+$(ind)    const ptrdiff_t pg = pages[x >> $(I(PS))], in_page = x & $(I(paged - 1));
+$(ind)    pf = hv ? $(step_rows(kv.v_ptr, "a->v_stride", "vs")) + pg * a->v_stride.batch + in_page * vs
+$(ind)            : $(step_rows(kv.k_ptr, "a->k_stride", "ks")) + pg * a->k_stride.batch + in_page * ks;
+$(ind)    pfs = hv ? vs : ks;
+@     if kv.scaled then
+$(ind)    const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
+$(ind)    const float *sb = hv ? $(step_rows("a->v_scale", "a->v_scale_stride", "ss")) + pg * a->v_scale_stride.batch + in_page * ss
+$(ind)                         : $(step_rows("a->k_scale", "a->k_scale_stride", "ss")) + pg * a->k_scale_stride.batch + in_page * ss;
+$(ind)    for (ptrdiff_t c = 0; c < pfn * ss; c += 16) $(isa.prefetch_l2("sb + c"))
+@     end
+$(ind)  }
+@   else
+$(ind)  pfn = kend - tk < $(nj) ? kend - tk : $(nj); /* rows past the sequence's end: none */
+$(ind)  if (pfn > 0) {
+$(ind)    pf = hv ? $(step_rows(kv.v_ptr, "a->v_stride", "vs"))
+$(ind)            : $(step_rows(kv.k_ptr, "a->k_stride", "ks"));
+$(ind)    pfs = hv ? vs : ks;
+$(ind)  }
+@   end
 $(ind)}
 @ end
 @ -- Decode's row blocks of `block` rows over a kv head's `rows`: `name` while whole blocks fit, then the edge block of
@@ -654,12 +690,18 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
         const int at = kt + j0;
         jn = $(I(paged)) - (at & $(I(paged - 1)));
         if (jn > n - j0) jn = n - j0;
-@     prefetch_stream("        ", "nh + hh", "j0", "jn", "contig")
+@     if mk.pv_contig and mk.pv_contig.prefetch then
+        /* head-major pages: the run's first row block asks for the same rows of the stream's step ahead as it reads
+         * these, a row per row read (asked for at once, a page's run of 64 rows ran 0.8x) */
+@       pf_target("        ", "j0", "jn")
+@     else
+@       prefetch_stream("        ", "nh + hh", "j0", "jn", "contig")
+@     end
         const $(kv.ctype) *vbase = vhead + $(page_row("at", "a->v_stride.batch", "vs"));
 @     if kv.scaled then
         const float *vsbase = vshead + $(page_row("at", "a->v_scale_stride.batch", "a->v_scale_stride.seq"));
 @     end
-@     pv_blocks("        ", "j0", "jn")
+@     pv_blocks("        ", "j0", "jn", mk.pv_contig and mk.pv_contig.prefetch and "pf, pfs, r0 == 0 ? pfn : 0" or nil)
         if (j0 == 0)
           for (int r = 0; r < rows_pv; ++r) alpha[hh * rows_pv + r] = 1.0f;
       }
@@ -671,18 +713,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @   if mk.pv_contig and mk.pv_contig.prefetch then
       /* rows contiguous per head: the first row block asks for the rows of the stream's step ahead (the next
        * head's V rows, or the next tile's K rows) as it reads this head's V rows */
-      const $(kv.ctype) *pf = NULL;
-      int pfn = 0;
-      ptrdiff_t pfs = 0;
-      if (contig) {
-@     step_ahead("        ", "nh + hh")
-        pfn = kend - tk < nk ? kend - tk : nk; /* rows past the sequence's end: none */
-        if (pfn > 0) {
-          pf = hv ? $(step_rows(kv.v_ptr, "a->v_stride", "vs"))
-                  : $(step_rows(kv.k_ptr, "a->k_stride", "ks"));
-          pfs = hv ? vs : ks;
-        }
-      }
+@     pf_target("      ", "0", "nk")
 @   end
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
 @   pv_blocks("      ", nil, "n", "pf, pfs, r0 == 0 ? pfn : 0")
