@@ -270,6 +270,11 @@ function plan.for_kernel(k)
   -- cache 1.03-1.10x faster; shuffled head-major pages of 16 rows 1.2-1.9x.
   p.stream_prefetch = k.phase == "decode" and isa.prefetch_l2 ~= nil and blk.stream_prefetch or nil
   p.paged = k.phase == "decode" and k.page_size or nil -- a paged decode kernel reads its rows page run by page run
+  -- whether each P·V run of head-major pages asks for the stream's step ahead: a 16- or 8-bit type's always (bound
+  -- by compute, it cannot wait for a line), fp32's when a head's run of a page is shorter than the vocabulary's
+  -- page_run_bytes (longer ones the hardware prefetchers follow, as a head-major cache's rows)
+  p.page_run_prefetch = p.paged and p.stream_prefetch and
+    (dtype ~= "f32" or not D or p.paged * D * 4 < (blk.page_run_bytes or math.huge)) or nil
   p.mk = plan.microkernels(isa, p, D, G)
   if k.phase == "prefill" then
     p.describe = string.format("about %d (query x group) rows per item, Q·Kᵀ %dx%d register blocks, " ..
@@ -365,9 +370,9 @@ function plan.microkernels(isa, p, D, G)
       -- read V row j (`_pf`): a head's V rows are one long run the hardware prefetchers follow, but not into the
       -- step after them. h32/kv8/d128 head-major beyond the cache, Zen 4, in one process: int8 1.15x, f16 1.02x
       -- faster; fp32, bound by memory, 0.87x (the hardware prefetchers keep its pace), so it goes without, except
-      -- on pages: there a head's run is a page's rows, and each run's blocks ask for the same rows of the step ahead
+      -- on pages of short runs (page_run_prefetch): there each run's blocks ask for the same rows of the step ahead
       -- (asked for at once instead, f16 pages of 64 rows ran 0.79x a head-major cache, now 0.94-0.96x)
-      local pf = p.stream_prefetch and D and p.unroll and (p.dtype ~= "f32" or p.paged) or nil
+      local pf = p.stream_prefetch and D and p.unroll and (p.dtype ~= "f32" or p.page_run_prefetch) or nil
       local function pvc_name(rows)
         return string.format("attngen_pv_%s_%sx%d%s%s%s__%s", dim, rows, p.pvv_contig * W, pv_stride, ty,
           pf and "_pf" or "", isa.name)

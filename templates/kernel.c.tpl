@@ -54,7 +54,8 @@ $(ind)const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
 @ -- prefetchers follow; its 16- and 8-bit P·V blocks ask for the step after them as they read them (`_pf`,
 @ -- gen/plan.lua, pf_target; asking in runs of 32-64 keys instead was 1.1x slower for fp32). On head-major pages a
 @ -- head's run in a page is short, and after a jump to a page elsewhere the hardware prefetchers start over: each P·V
-@ -- run's `_pf` blocks ask for the same rows of the step ahead, every type (a kernel without them asks per run).
+@ -- run's `_pf` blocks ask for the same rows of the step ahead (plan.page_run_prefetch: the 16- and 8-bit types, and
+@ -- fp32 on pages of short runs; a kernel without `_pf` blocks asks per run).
 @ -- `guard`: the C condition for asking (nil: always).
 @ local function prefetch_stream(ind, step, j0, nj, guard)
 @   if not plan.stream_prefetch then return end
@@ -694,7 +695,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
         /* head-major pages: the run's first row block asks for the same rows of the stream's step ahead as it reads
          * these, a row per row read (asked for at once, a page's run of 64 rows ran 0.8x) */
 @       pf_target("        ", "j0", "jn")
-@     else
+@     elseif plan.page_run_prefetch then
 @       prefetch_stream("        ", "nh + hh", "j0", "jn", "contig")
 @     end
         const $(kv.ctype) *vbase = vhead + $(page_row("at", "a->v_stride.batch", "vs"));

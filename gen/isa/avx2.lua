@@ -23,6 +23,7 @@ return {
     -- token-major rows of several heads: each step asks for the rows this many bytes on in L2 (gen/plan.lua).
     -- h32/kv8/d128 at kv_len 16384, AVX2 kernels on Zen 4, interleaved: f16 8.5 -> 5.1 ms, int8 6.9 -> 5.9
     stream_prefetch = 65536,
+    page_run_bytes = 32768, -- as AVX-512's (gen/isa/avx512.lua)
     keys = 32,
     -- keys_contiguous: keys per tile when each kv head's K and V rows are contiguous (head-major cache; chosen at
     -- run time, gen/plan.lua): each head then streams 64 KiB of K and of V per tile in address order. Beyond the

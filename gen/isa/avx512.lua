@@ -24,6 +24,10 @@ return {
     -- h32/kv8/d128 at kv_len 16384, Zen 4, interleaved runs: f16 7.7 -> 4.7 ms, int8 5.6 -> 4.8, fp32 8.0 -> 7.5;
     -- 32-192 KiB measured alike, every other line or fewer 1.2-2x slower, tiles of 16-64 keys slower still
     stream_prefetch = 65536,
+    -- head-major pages: a head's run of a page at least this long the hardware prefetchers follow, so fp32 P·V
+    -- runs ask for nothing (gen/plan.lua). h32/kv8/d128 at kv_len 16384, Zen 4, in one process, fp32 pages ÷ a
+    -- head-major cache asking / not: pages of 16 rows (8 KiB runs) 0.83 / 0.66, 32 0.85 / 0.83, 64 0.88 / 0.94
+    page_run_bytes = 32768,
     keys = 128, -- also the tile on rows contiguous per head (keys_contiguous, gen/isa/avx2.lua): 256 measured the same
     -- a kv head with at least min_rows rows filling whole vectors (a step of several queries: a shared prefix's pass,
     -- speculative decoding) computes Q·Kᵀ with its rows in the lanes, K elements broadcast (prefill's form), kb keys
