@@ -274,7 +274,7 @@ function plan.for_kernel(k)
   -- by compute, it cannot wait for a line), fp32's when a head's run of a page is shorter than the vocabulary's
   -- page_run_bytes (longer ones the hardware prefetchers follow, as a head-major cache's rows)
   p.page_run_prefetch = p.paged and p.stream_prefetch and
-    (dtype ~= "f32" or not D or p.paged * D * spec.kv_dtype.f32.bytes < (blk.page_run_bytes or math.huge)) or nil
+    (dtype ~= "f32" or p.paged * D * spec.kv_dtype.f32.bytes < (blk.page_run_bytes or math.huge)) or nil
   p.mk = plan.microkernels(isa, p, D, G)
   if k.phase == "prefill" then
     p.describe = string.format("about %d (query x group) rows per item, Q·Kᵀ %dx%d register blocks, " ..

@@ -25,6 +25,8 @@
 @ local function page_row(x, sb, ss)
 @   return string.format("(ptrdiff_t)pages[(%s) >> %d] * %s + (ptrdiff_t)((%s) & %d) * %s", x, PS, sb, x, paged - 1, ss)
 @ end
+@ -- Row x's page in the pool and its row in that page: one block-table read, shared by the row and its scales.
+@ local page_of_x = paged and string.format("const ptrdiff_t pg = pages[x >> %d], in_page = x & %d;", PS, paged - 1)
 @ -- The offset of the Q·Kᵀ block's key j (block at j0; a short block repeats the tile's last key) from a head's rows
 @ -- whose strides are `sb` (page) and `ss` (row): through the block table on a paged cache.
 @ local function block_key(sb, ss)
@@ -75,7 +77,7 @@ $(ind)    for (int j = $(j0); j < j1; ++j) {
 @   if paged then
 @     -- one block-table read per row, for the row and its scale
 $(ind)      const int x = tk + j;
-$(ind)      const ptrdiff_t pg = pages[x >> $(I(PS))], in_page = x & $(I(paged - 1));
+$(ind)      $(page_of_x)
 @   end
 $(ind)      const $(kv.ctype) *r = rb + $(paged and "pg * rp + in_page * rs" or "j * rs");
 $(ind)      for (int c = 0; c < $(D); c += 64 / (int)sizeof(*r)) $(isa.prefetch_l2("r + c"))
@@ -95,30 +97,31 @@ $(ind)int pfn = 0;
 $(ind)ptrdiff_t pfs = 0;
 $(ind)if (contig) {
 @   step_ahead(ind .. "  ", "nh + hh")
+@   -- x: the first row asked for (a contiguous cache's rows start at the tile's, j0 being 0 there)
+@   local x = paged and "x" or "tk"
+@   -- the offset of row x from a head's rows in page 0 (paged), for the rows (`st` the strides, `row` the row stride)
+@   local function in_pages(st, row) return paged and (" + pg * " .. st .. ".batch + in_page * " .. row) or "" end
 @   if paged then
 $(ind)  const int x = tk + $(j0), room = $(I(paged)) - (x & $(I(paged - 1)));
-$(ind)  pfn = kend - x < $(nj) ? kend - x : $(nj); /* rows past the sequence's end: none */
-$(ind)  if (pfn > room) pfn = room;
-$(ind)  if (pfn > 0) {
-$(ind)    const ptrdiff_t pg = pages[x >> $(I(PS))], in_page = x & $(I(paged - 1));
-$(ind)    pf = hv ? $(step_rows(kv.v_ptr, "a->v_stride", "vs")) + pg * a->v_stride.batch + in_page * vs
-$(ind)            : $(step_rows(kv.k_ptr, "a->k_stride", "ks")) + pg * a->k_stride.batch + in_page * ks;
-$(ind)    pfs = hv ? vs : ks;
-@     if kv.scaled then
-$(ind)    const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
-$(ind)    const float *sb = hv ? $(step_rows("a->v_scale", "a->v_scale_stride", "ss")) + pg * a->v_scale_stride.batch + in_page * ss
-$(ind)                         : $(step_rows("a->k_scale", "a->k_scale_stride", "ss")) + pg * a->k_scale_stride.batch + in_page * ss;
-$(ind)    for (ptrdiff_t c = 0; c < pfn * ss; c += 16) $(isa.prefetch_l2("sb + c"))
-@     end
-$(ind)  }
-@   else
-$(ind)  pfn = kend - tk < $(nj) ? kend - tk : $(nj); /* rows past the sequence's end: none */
-$(ind)  if (pfn > 0) {
-$(ind)    pf = hv ? $(step_rows(kv.v_ptr, "a->v_stride", "vs"))
-$(ind)            : $(step_rows(kv.k_ptr, "a->k_stride", "ks"));
-$(ind)    pfs = hv ? vs : ks;
-$(ind)  }
 @   end
+$(ind)  pfn = kend - $(x) < $(nj) ? kend - $(x) : $(nj); /* rows past the sequence's end: none */
+@   if paged then
+$(ind)  if (pfn > room) pfn = room;
+@   end
+$(ind)  if (pfn > 0) {
+@   if paged then
+$(ind)    $(page_of_x)
+@   end
+$(ind)    pf = hv ? $(step_rows(kv.v_ptr, "a->v_stride", "vs"))$(in_pages("a->v_stride", "vs"))
+$(ind)            : $(step_rows(kv.k_ptr, "a->k_stride", "ks"))$(in_pages("a->k_stride", "ks"));
+$(ind)    pfs = hv ? vs : ks;
+@   if paged and kv.scaled then
+$(ind)    const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
+$(ind)    const float *sb = hv ? $(step_rows("a->v_scale", "a->v_scale_stride", "ss"))$(in_pages("a->v_scale_stride", "ss"))
+$(ind)                         : $(step_rows("a->k_scale", "a->k_scale_stride", "ss"))$(in_pages("a->k_scale_stride", "ss"));
+$(ind)    for (ptrdiff_t c = 0; c < pfn * ss; c += 16) $(isa.prefetch_l2("sb + c"))
+@   end
+$(ind)  }
 $(ind)}
 @ end
 @ -- Decode's row blocks of `block` rows over a kv head's `rows`: `name` while whole blocks fit, then the edge block of
