@@ -18,8 +18,8 @@
 #      `pkg-config --cflags --libs attngen` (the shared library, run with LD_LIBRARY_PATH) and with
 #      `cc -static ... $(pkg-config --static --libs attngen)`, and checked the same way.
 #   5. relocation: an install moved elsewhere as a whole builds and runs a program through its attngen.pc.
-#   6. vendoring: `attngen --vendor` from the source tree and from the installed command writes a directory that
-#      gcc and clang compile alone (no Lua, no ISA flags) into examples/downstream's program, which runs; a model
+#   6. vendoring: `attngen --vendor` from the source tree and from the installed command writes the same directory,
+#      which gcc and clang compile alone (no Lua, no ISA flags) into examples/downstream's program, which runs; a model
 #      of fp32 caches only (gpt2) gets generic kernels for fp32 only, and tests/install/vendor_types.c checks its
 #      fp32 fallback against float64 and that an int8 shape is refused by name.
 #   7. make uninstall: the prefix is left as it was before the install (empty), and in a prefix whose bin/
@@ -253,10 +253,14 @@ rm -rf "$moved"
 PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 
 # ---- 6. vendoring: attngen --vendor, then a C99 compiler alone
-vendor_build() { # vendor_build DIR WHAT: gcc and clang compile DIR/*.c with the downstream example; it runs
+vendor_build() { # vendor_build DIR WHAT: gcc and clang (at once) compile DIR/*.c with the downstream example; it runs
   for c in gcc clang; do
-    quietly "$c" -std=c99 -O2 -Wall -Wextra -Werror -pedantic -I"$1" "$1"/*.c "$repo/examples/downstream/main.c" \
-      -lm -pthread -o "$1-$c"
+    "$c" -std=c99 -O2 -Wall -Wextra -Werror -pedantic -I"$1" "$1"/*.c "$repo/examples/downstream/main.c" \
+      -lm -pthread -o "$1-$c" >"$1-$c.log" 2>&1 &
+    eval "pid_$c=\$!"
+  done
+  for c in gcc clang; do
+    eval "wait \$pid_$c" || { cat "$1-$c.log" >&2; fail "$2: $c does not compile it"; }
     quietly "$1-$c"
     grep -q "all results match" "$log" || { cat "$log" >&2; fail "$2, built by $c: no 'all results match'"; }
   done
@@ -264,9 +268,10 @@ vendor_build() { # vendor_build DIR WHAT: gcc and clang compile DIR/*.c with the
 }
 (cd "$repo" && quietly "$LUA" gen/attngen.lua configs/llama-3-8b.lua --vendor -o "$tmp/vendor-tree")
 vendor_build "$tmp/vendor-tree" "attngen --vendor from the source tree"
+# the installed command writes the same files, so they build and run as the tree's did
 (cd "$repo" && quietly attngen configs/llama-3-8b.lua --vendor -o "$tmp/vendor-installed")
 diff -r "$tmp/vendor-tree" "$tmp/vendor-installed" >"$log" 2>&1 || { cat "$log" >&2; fail "the installed attngen vendors other files"; }
-vendor_build "$tmp/vendor-installed" "attngen --vendor from $prefix"
+say "vendoring: attngen --vendor from $prefix writes the same files"
 # a model of fp32 caches only: its vendored generic kernels read fp32 only, and refuse another type by name
 (cd "$repo" && quietly attngen configs/gpt2.lua --vendor -o "$tmp/vendor-f32")
 grep -q "^ \*   storage types: f32$" "$tmp/vendor-f32/attngen_generic.c" || fail "gpt2's vendored generic kernels are not fp32 only"
