@@ -319,16 +319,26 @@ flag_refused "flag '--rope' (field 'rope.bogus'): unknown field (known: style, t
 flag_refused "flag '--rope' (field 'rope.scaling.type'): \"dynamic\" is not supported yet" --rope style=half,theta=1e4,scaling.type=dynamic,scaling.factor=2
 flag_refused "flag '--rope' (field 'rope.scaling.factor'): missing (yarn scaling needs factor, original_max_position_embeddings)" --rope style=half,theta=1e4,scaling.type=yarn
 
-# 3. identical output under both interpreters and across runs
-for cfg in configs/*.lua tests/configs/*.lua; do
-  name=$(basename "$cfg" .lua)
-  for lua in $LUAS; do
-    $lua gen/attngen.lua "$cfg" -o "$tmp/same/$lua/$name" || bad "$cfg failed under $lua"
+# 3. identical output under both interpreters and across runs (the three passes over the configs run at once)
+cfgs=$(ls configs/*.lua tests/configs/*.lua)
+mkdir -p "$tmp/same"
+gen_all() { # gen_all LUA DIR: every config into DIR/<name>; a failing config's name and messages into DIR.failed
+  : > "$2.failed"
+  for cfg in $cfgs; do
+    $1 gen/attngen.lua "$cfg" -o "$2/$(basename "$cfg" .lua)" > "$2.out" 2>&1 || { echo "$cfg:"; cat "$2.out"; } >> "$2.failed"
   done
-  first=$(echo $LUAS | cut -d' ' -f1)
-  second=$(echo $LUAS | cut -d' ' -f2)
+}
+for lua in $LUAS; do gen_all "$lua" "$tmp/same/$lua" & done
+gen_all "${LUA:-lua5.4}" "$tmp/same/again"
+wait
+for dir in $LUAS again; do
+  if [ -s "$tmp/same/$dir.failed" ]; then bad "generation failed ($dir):"; cat "$tmp/same/$dir.failed"; else ok; fi
+done
+first=$(echo $LUAS | cut -d' ' -f1)
+second=$(echo $LUAS | cut -d' ' -f2)
+for cfg in $cfgs; do
+  name=$(basename "$cfg" .lua)
   if diff -r "$tmp/same/$first/$name" "$tmp/same/$second/$name" > /dev/null; then ok; else bad "$cfg: $first and $second differ"; fi
-  ${LUA:-lua5.4} gen/attngen.lua "$cfg" -o "$tmp/same/again/$name"
   if diff -r "$tmp/same/$first/$name" "$tmp/same/again/$name" > /dev/null; then ok; else bad "$cfg: two runs differ"; fi
 done
 for lua in $LUAS; do
@@ -352,8 +362,14 @@ done
 # 5. fuzz: malformed configs and command lines, each interpreter running the fuzz and the generator.
 # Exit 0 with exactly the two stamped files, or exit 2 with one 'attngen: error:' line and no files.
 # FUZZ_SEED, FUZZ_CASES, FUZZ_ONLY, ...: see tests/fuzz_config.lua.
+# Both interpreters' fuzz runs at once, each printed whole when done.
 for lua in $LUAS; do
-  if $lua tests/fuzz_config.lua "$lua"; then ok; else bad "config fuzz ($lua): see its FAIL lines above"; fi
+  { $lua tests/fuzz_config.lua "$lua" > "$tmp/fuzz-$lua.log" 2>&1; echo $? > "$tmp/fuzz-$lua.status"; } &
+done
+wait
+for lua in $LUAS; do
+  cat "$tmp/fuzz-$lua.log"
+  if [ "$(cat "$tmp/fuzz-$lua.status")" = 0 ]; then ok; else bad "config fuzz ($lua): see its FAIL lines above"; fi
 done
 
 echo "generator: $pass passed, $fail failed"
