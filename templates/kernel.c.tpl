@@ -88,6 +88,10 @@ $(ind)    }
 $(ind)  }
 $(ind)}
 @ end
+@ -- A step of token-major rows (rows of several heads, `!contig`), unless the plan leaves them to the hardware.
+@ local function prefetch_token_major(ind, step, j0, nj)
+@   if plan.prefetch_token_major then prefetch_stream(ind, step, j0, nj, "!contig") end
+@ end
 @ -- The `_pf` P·V blocks' target (pf, pfs, pfn) on rows contiguous per head: rows j0 .. j0 + nj - 1 (C expressions) of
 @ -- the stream's step ahead, which the first row block asks for in L2 a row per V row it reads. On a paged cache only
 @ -- those in the page of row j0 (a run's rows), and their scales at once (a line holds a run's).
@@ -622,7 +626,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[$(I(plan.lanes.kb))];
           for (int j = 0; j < $(I(plan.lanes.kb)); ++j) krow[j] = kh + koff[j];
-@   prefetch_stream("          ", "hh", "j0", I(plan.lanes.kb), "!contig")
+@   prefetch_token_major("          ", "hh", "j0", I(plan.lanes.kb))
           for (int r0 = 0; r0 < rows; r0 += $(I(W)))
             $(mk.qk_lanes.name)(qt + r0 * $(I(kern.D)), krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -662,7 +666,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
           const $(kv.ctype) *kh = kbase + hh * a->k_stride.head;
           const $(kv.ctype) *krow[$(I(plan.kb))];
           for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kh + koff[j];
-@   prefetch_stream("          ", "hh", "j0", I(plan.kb), "!contig")
+@   prefetch_token_major("          ", "hh", "j0", I(plan.kb))
 @   if kv.scaled then
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[$(I(plan.kb))];
@@ -682,7 +686,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-@   prefetch_stream("      ", "nh + hh", "0", "nk", "!contig")
+@   prefetch_token_major("      ", "nh + hh", "0", "nk")
 @   if paged then
       /* paged: the tile's V rows page run by page run, each a P·V call over its keys; the rescale applies once
        * (alpha 1 after the first run), so the sums are those of one call over the whole tile, bit for bit */

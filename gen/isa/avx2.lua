@@ -23,6 +23,10 @@ return {
     -- token-major rows of several heads: each step asks for the rows this many bytes on in L2 (gen/plan.lua).
     -- h32/kv8/d128 at kv_len 16384, AVX2 kernels on Zen 4, interleaved: f16 8.5 -> 5.1 ms, int8 6.9 -> 5.9
     stream_prefetch = 65536,
+    -- except fp32's token-major rows: Zen 3 (AVX2 only), kv_len 16384, two interleaved runs of the storage-type
+    -- bench, % of the bound without / with: h32/kv8/d128 59-61 / 56-59, MHA h32/d128 90-94 / 79-85, h14/kv2/d64
+    -- 36-43 / 35-38, batch 8 59-62 / 52-58 (a head-major cache keeps its requests: 43-44 without, 47-49 with)
+    stream_prefetch_f32_token_major = false,
     page_run_bytes = 32768, -- as AVX-512's (gen/isa/avx512.lua)
     keys = 32,
     -- keys_contiguous: keys per tile when each kv head's K and V rows are contiguous (head-major cache; chosen at
