@@ -78,7 +78,7 @@ TEST_OPT_gcc   = $(TEST_WARN)
 TEST_OPT_clang = $(TEST_WARN)
 TEST_OPT_a64   = $(TEST_WARN)
 TEST_SAN_FLAGS ?= -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-TEST_OPT_san   = -O1 -g -Wall $(TEST_SAN_FLAGS)
+TEST_OPT_san   = -O1 -g -fno-var-tracking -Wall $(TEST_SAN_FLAGS) # as TEST_OPT_fuzz below
 # every build of the runtime for tests fills each scratch buffer a plan takes with quiet NaNs (runtime/attngen_memory.c,
 # ATTNGEN_POISON_SCRATCH): a kernel that lets a number it did not write reach an output fails its checks
 TEST_POISON := -DATTNGEN_POISON_SCRATCH
@@ -142,9 +142,9 @@ test-sanitize: $(BUILD)/tests/san/run_cases
 # calls against the float64 reference, invalid ones must fail with a message and write nothing), and every third
 # iteration the attention features' values (tests/fuzz_args.c, feature_iteration): t-window-sinks-h6-kv2-d40's
 # specialized window and sink-logit kernels, and t-features-neon-h5-d24, whose NEON-only table binds the generic
-# kernels with every feature's table values on x86. Four small test tables keep the sanitizer build short (~50 s on
-# 2 cores). Knobs: FUZZ_SECONDS (default 30), FUZZ_SEED (the
-# default seed is printed), FUZZ_ITERS=N (a fixed count instead of a time; replays a run exactly).
+# kernels with every feature's table values on x86. Five small test tables keep the sanitizer build short. Knobs:
+# FUZZ_SECONDS (default 30), FUZZ_SEED (the default seed is printed), FUZZ_ITERS=N (a fixed count instead of a time;
+# replays a run exactly).
 FUZZ_SECONDS ?= 30
 FUZZ_SEED    ?=
 FUZZ_ITERS   ?=
@@ -153,7 +153,9 @@ FUZZ_GEN_C   := $(foreach m,$(FUZZ_MODELS),$(BUILD)/gen/$(m)/attngen_$(call test
 FUZZ_SRC     := $(RUNTIME_SRC) $(FUZZ_GEN_C) tests/reference.c tests/fuzz_args.c
 TEST_FUZZ_FLAGS ?= -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 TEST_CC_fuzz     = $(TEST_GCC)
-TEST_OPT_fuzz    = -O1 -g -Wall -Wextra $(TEST_FUZZ_FLAGS)
+# -g for the reports' file and line; -fno-var-tracking: gcc's tracking of variables across the long unrolled kernels
+# was most of the build (one table 44 s with it, 12 s without), and a report needs only the line
+TEST_OPT_fuzz    = -O1 -g -fno-var-tracking -Wall -Wextra $(TEST_FUZZ_FLAGS)
 TEST_XFLAGS_fuzz = $(TEST_POISON) -D'FUZZ_TABLES(X)=$(foreach m,$(FUZZ_MODELS),X($(call test_cname,$(m))))'
 $(foreach s,$(FUZZ_SRC),$(eval $(call test_obj_rule,fuzz,$(s))))
 $(BUILD)/tests/fuzz/fuzz_args: $(addprefix $(BUILD)/tests/fuzz/,$(notdir $(FUZZ_SRC:.c=.o)))
