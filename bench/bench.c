@@ -9,8 +9,8 @@
  *   naive    a plain C triple loop (bench/naive.c), small sizes only, for the plots.
  * Machine numbers (FMA peak of one core, 1- and 2-thread read bandwidth) are measured at the start of the
  * same run (bench/machine.c); percentages are against them, except decode timed cold (see below): there the
- * case's own K/V bytes are also read plainly (1 and 2 threads, bench_reader: 4 streams in K and 4 in V read in turn,
- * 512 bytes at a time, the fastest plain pattern found) in the same interleaved rounds as the
+ * case's own K/V bytes are also read plainly (1 and 2 threads, bench_reader: streams in K and V read in turn, 512
+ * bytes at a time, as many as read fastest at the start, 2, 4 or 8) in the same interleaved rounds as the
  * kernels, and %bw is the median of the per-round ratios read time / kernel time (the machine's bandwidth drifts
  * with its neighbours; the start-of-run figure stays in the CSV). The machine is shared and noisy: compare ratios
  * inside one run, not numbers across runs.
@@ -1387,7 +1387,9 @@ static int machine_in_child(bench_machine *m, int quick) {
   close(fd[0]);
   int status = 0;
   waitpid(pid, &status, 0);
-  return (got == sizeof *m && WIFEXITED(status) && WEXITSTATUS(status) == 0) ? 0 : -1;
+  if (!(got == sizeof *m && WIFEXITED(status) && WEXITSTATUS(status) == 0)) return -1;
+  bench_reader_use_streams(m->read_streams); /* this process's readers read as the child found fastest */
+  return 0;
 }
 
 /* 1-minute load average ("?" if unknown): another busy process on this 2-vCPU machine skews 2-thread rows. */

@@ -11,6 +11,8 @@ PYTHON_LIB := $(BUILD)/python/libattngen.so
 PYTHON     ?= $(if $(wildcard /usr/bin/python3),/usr/bin/python3,python3)
 
 .PHONY: test-python
+# built with the test binaries (make test-binaries, two compilers at a time), not alone just before its tests
+TEST_BINARIES += $(PYTHON_LIB)
 
 $(PYTHON_LIB): $(RUNTIME_SRC) $(RUNTIME_HDR) python/python.mk
 	@mkdir -p $(dir $@)

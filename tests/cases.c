@@ -1841,7 +1841,9 @@ static void add_threads(vec *v, test_case b, case_subset subset) {
   }
   else {
     mk(v, b, 2, 3, big, big + 40, KVL_VARIED, LAYOUT_PADDED, RANGE_UNIT, 1);
-    mk(v, b, 3, 2, 2049, 2100, KVL_VARIED, LAYOUT_DENSE, RANGE_UNIT, 1); /* split-KV */
+    /* split-KV: kv_lens 2049, 0, 1025 (under qemu 1100, 0, 551: still cut in two, in half the emulated time) */
+    const int split = subset == CASES_QEMU ? 1100 : 2049;
+    mk(v, b, 3, 2, split, split + 51, KVL_VARIED, LAYOUT_DENSE, RANGE_UNIT, 1);
   }
 }
 
