@@ -1388,7 +1388,7 @@ static int machine_in_child(bench_machine *m, int quick) {
   int status = 0;
   waitpid(pid, &status, 0);
   if (!(got == sizeof *m && WIFEXITED(status) && WEXITSTATUS(status) == 0)) return -1;
-  bench_reader_use_streams(m->read_streams); /* this process's readers read as the child found fastest */
+  bench_reader_use_streams(m->read_streams, m->read_streams2); /* this process's readers read as the child's did */
   return 0;
 }
 

@@ -256,6 +256,7 @@ static int team_size(int nthreads) { return nthreads < 1 ? 1 : nthreads > 8 ? 8 
 struct bench_reader {
   const float *a, *b;
   size_t n;
+  int streams; /* per thread, at creation: g_read_streams of its thread count */
   team team;
   struct reader_share {
     struct bench_reader *r;
@@ -263,19 +264,21 @@ struct bench_reader {
   } share[8];
 };
 
-/* One share: [lo, hi) of a (and of b), as g_read_streams equal streams read in turn where the CPU has AVX2 (half in a
- * and half in b, or all in a), the rest plainly. */
+/* One share: [lo, hi) of a (and of b), as the reader's streams read in turn where the CPU has AVX2 (half in a and
+ * half in b, or all in a), the rest plainly. */
 #define READ_STREAMS_MAX 8
-static int g_read_streams = READ_STREAMS_MAX; /* bench_reader_use_streams */
-void bench_reader_use_streams(int streams) {
-  if (streams == 2 || streams == 4 || streams == 8) g_read_streams = streams;
+static int g_read_streams[2] = {READ_STREAMS_MAX, READ_STREAMS_MAX}; /* 1 thread, more: bench_reader_use_streams */
+static int valid_streams(int s) { return s == 2 || s == 4 || s == 8; }
+void bench_reader_use_streams(int streams1, int streams2) {
+  if (valid_streams(streams1)) g_read_streams[0] = streams1;
+  if (valid_streams(streams2)) g_read_streams[1] = streams2;
 }
 static float reader_share_pass(void *arg) {
   const struct reader_share *s = (const struct reader_share *)arg;
   float sum = 0.0f;
   const float *bufs[2] = {s->r->a + s->lo, s->r->b ? s->r->b + s->lo : NULL};
   const size_t len = s->hi - s->lo;
-  const int nb = bufs[1] ? 2 : 1, per_buf = g_read_streams / nb;
+  const int nb = bufs[1] ? 2 : 1, per_buf = s->r->streams / nb;
   size_t part = 0;
 #if BENCH_X86
   if (reader_avx2() && ((uintptr_t)bufs[0] & 63) == 0 && (nb == 1 || ((uintptr_t)bufs[1] & 63) == 0)) {
@@ -294,6 +297,7 @@ bench_reader *bench_reader_new(const float *a, const float *b, size_t n, int nth
   bench_reader *r = (bench_reader *)calloc(1, sizeof *r);
   if (!r) return NULL;
   nthreads = team_size(nthreads);
+  r->streams = g_read_streams[nthreads > 1];
   r->a = a;
   r->b = b;
   r->n = n;
@@ -498,25 +502,29 @@ int bench_machine_measure_bw(bench_machine *m, int quick) {
   for (size_t i = 0; i < n; i++) buf[i] = (float)(i & 1023) * (1.0f / 1024.0f); /* touch every page */
   m->buf_mib = (double)mib;
 
-  /* The read is the limit decode is held against, so its pattern is the fastest found here: 2, 4 or 8 streams
-   * (one core, interleaved passes, the best of each). Which wins differs by host: on one Zen 3 host 8 streams read
-   * 17.7-19.6 GB/s and 2 streams 19.8-22.4, and an MHA decode read 104% of the 8 streams. */
-  double best_t[3] = {-1.0, -1.0, -1.0};
+  /* The read is the limit decode is held against, so its pattern is the fastest found here: 2, 4 or 8 streams per
+   * thread (interleaved passes, the best of each, for 1 and for 2 threads). Which wins differs by host and thread
+   * count: on one Zen 3 host 8 streams read 17.7-19.6 GB/s on one core and 2 streams 19.8-22.4 (an MHA decode read
+   * 104% of the 8 streams), while 2 threads of 2 streams read 23 GB/s against 31-37 with 8. */
+  double best_t[2][3] = {{-1.0, -1.0, -1.0}, {-1.0, -1.0, -1.0}};
   for (int r = 0; r < (quick ? 2 : 3); r++)
-    for (int i = 0; i < 3; i++) {
-      bench_reader_use_streams(2 << i);
-      const double t = read_time(buf, n, 1, 1);
-      if (t < 0) {
-        free(buf);
-        return -1;
+    for (int th = 0; th < 2; th++)
+      for (int i = 0; i < 3; i++) {
+        bench_reader_use_streams(2 << i, 2 << i);
+        const double t = read_time(buf, n, th + 1, 1);
+        if (t < 0) {
+          free(buf);
+          return -1;
+        }
+        if (best_t[th][i] < 0 || t < best_t[th][i]) best_t[th][i] = t;
       }
-      if (best_t[i] < 0 || t < best_t[i]) best_t[i] = t;
-    }
-  int best = 0;
-  for (int i = 1; i < 3; i++)
-    if (best_t[i] < best_t[best]) best = i;
-  m->read_streams = 2 << best;
-  bench_reader_use_streams(m->read_streams);
+  int best[2] = {0, 0};
+  for (int th = 0; th < 2; th++)
+    for (int i = 1; i < 3; i++)
+      if (best_t[th][i] < best_t[th][best[th]]) best[th] = i;
+  m->read_streams = 2 << best[0];
+  m->read_streams2 = 2 << best[1];
+  bench_reader_use_streams(m->read_streams, m->read_streams2);
   const double t1 = read_time(buf, n, 1, reps), t2 = read_time(buf, n, 2, reps);
   free(buf);
   if (t1 < 0 || t2 < 0) return -1;
@@ -550,8 +558,9 @@ void bench_machine_print(const bench_machine *m) {
          m->fma2_gflops / m->fma_gflops,
          m->fma2_gflops < 1.6 * m->fma_gflops ? "  (the second core is busy with other work: 2-thread rows are skewed)"
                                               : "");
-  printf("machine: streaming read (AVX2 sum of %.0f MiB, %d streams in turn, the fastest of 2, 4 and 8): 1 thread %.1f "
-         "GB/s, 2 threads %.1f GB/s  (best of %d)\n", m->buf_mib, m->read_streams, m->bw1_gbs, m->bw2_gbs, m->repeats);
+  printf("machine: streaming read (AVX2 sum of %.0f MiB, streams per thread read in turn, the fastest of 2, 4 and 8): "
+         "1 thread %.1f GB/s (%d streams), 2 threads %.1f GB/s (%d each)  (best of %d)\n", m->buf_mib, m->bw1_gbs,
+         m->read_streams, m->bw2_gbs, m->read_streams2, m->repeats);
 }
 
 #ifdef BENCH_MACHINE_MAIN

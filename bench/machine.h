@@ -21,9 +21,9 @@ typedef struct {
   double bw1_gbs;      /* 1-thread streaming read, GB/s (1e9 bytes/s) */
   double bw2_gbs;      /* 2-thread streaming read, GB/s */
   double buf_mib;      /* size of the bandwidth buffer */
-  int read_streams;    /* streams the read reads in turn, 512 bytes at a time: the fastest of 2, 4 and 8 here
-                          (bench_machine_measure_bw, which also makes it this process's readers'; another process
-                          passes it to bench_reader_use_streams) */
+  int read_streams, read_streams2; /* streams per thread the 1- and 2-thread reads read in turn, 512 bytes at a
+                          time: the fastest of 2, 4 and 8 here (bench_machine_measure_bw, which also makes them this
+                          process's readers'; another process passes them to bench_reader_use_streams) */
   int repeats;         /* repeats behind each figure */
 } bench_machine;
 
@@ -46,7 +46,9 @@ bench_reader *bench_reader_new(const float *a, const float *b, size_t n, int nth
 /* The pass's capacity time: the seconds its threads, each at the rate it ran this pass, would take sharing the work as
  * they went; a pool's kernel is held to that, not to the slowest thread's wall time (machine.c: team_pass). */
 double bench_reader_pass(bench_reader *r);
-void bench_reader_use_streams(int streams); /* 2, 4 or 8 (bench_machine.read_streams); 8 until then */
+/* Streams per thread of the readers made from now on, with 1 thread and with more: 2, 4 or 8 (bench_machine's
+ * read_streams, read_streams2); 8 until then. */
+void bench_reader_use_streams(int streams1, int streams2);
 void bench_reader_free(bench_reader *r);
 /* The FMA peak loop of (a), about `seconds` per pass on each of nthreads threads at once (threads parked between
  * passes like the reader's), for a peak measured in the same interleaved rounds as a kernel: a neighbour that
