@@ -9,10 +9,10 @@
  *   naive    a plain C triple loop (bench/naive.c), small sizes only, for the plots.
  * Machine numbers (FMA peak of one core, 1- and 2-thread read bandwidth) are measured at the start of the
  * same run (bench/machine.c); percentages are against them, except decode timed cold (see below): there the
- * case's own K/V bytes are also read plainly (1 and 2 threads, bench_reader: streams in K and V read in turn, 512
- * bytes at a time, as many as read fastest at the start, 2, 4 or 8) in the same interleaved rounds as the
- * kernels, and %bw is the median of the per-round ratios read time / kernel time (the machine's bandwidth drifts
- * with its neighbours; the start-of-run figure stays in the CSV). The machine is shared and noisy: compare ratios
+ * case's own K/V bytes are also read plainly (1 and 2 threads, bench_reader: streams in K and V read in turn, in the
+ * pattern that read fastest at the start: 2, 4 or 8 streams, 512 bytes or 64 KiB a visit) in the same interleaved
+ * rounds as the kernels, and %bw is the median of the per-round ratios read time / kernel time (the machine's
+ * bandwidth drifts with its neighbours; the start-of-run figure stays in the CSV). The machine is shared and noisy: compare ratios
  * inside one run, not numbers across runs.
  *
  * Time: the three kernel variants of a case are timed interleaved (one sample of each per round), so a slow
@@ -1388,7 +1388,8 @@ static int machine_in_child(bench_machine *m, int quick) {
   int status = 0;
   waitpid(pid, &status, 0);
   if (!(got == sizeof *m && WIFEXITED(status) && WEXITSTATUS(status) == 0)) return -1;
-  bench_reader_use_streams(m->read_streams, m->read_streams2); /* this process's readers read as the child's did */
+  for (int t = 0; t < 2; t++) /* this process's readers read as the child's did */
+    bench_reader_use_pattern(t + 1, m->read_streams[t], m->read_chunk[t]);
   return 0;
 }
 

@@ -6,8 +6,8 @@
  *       halves, so both loops give the same rate there and the AVX2 one is kept). The width is chosen in the
  *       process that runs the loop (bench_machine_measure_fma) and kept in the machine's fma_bits, which every
  *       bench_peak runs; BENCH_FMA_BITS=256|512 forces it, and
- *   (b) streaming read bandwidth: summing a 256 MiB buffer with 256-bit loads as 2, 4 or 8 streams (the fastest
- *       here) read in turn 512 bytes at a time (read_streams), 1 thread and 2 threads.
+ *   (b) streaming read bandwidth: summing a 256 MiB buffer with 256-bit loads as 2, 4 or 8 streams read in turn,
+ *       512 bytes or 64 KiB at a time (read_streams; the fastest pattern here), 1 thread and 2 threads.
  * The FMA peak is the median of several repeats; the read is the fastest of them, since it is the limit decode is
  * held against.
  *
@@ -87,15 +87,16 @@ typedef float (*fma_loop_fn)(long);
 static fma_loop_fn fma_loop_of(int bits) { return bits == 512 ? fma_loop_avx512 : fma_loop; }
 static double fma_flop_of(int bits) { return bits == 512 ? 32.0 : 16.0; }
 
-/* Sum ns streams of n floats each (n a multiple of STREAM_CHUNK, every stream 64-byte aligned), visiting them in
- * turn STREAM_CHUNK floats at a time: several pages in flight at once. One sequential stream read 15-25% less than
+/* Sum ns streams of n floats each (n a multiple of chunk, itself of 64; every stream 64-byte aligned), visiting them in
+ * turn chunk floats at a time: several pages in flight at once. One sequential stream read 15-25% less than
  * 4-8 such streams on Zen 3 (16.7 vs 21.6-22.6 GB/s, same process), and less than MHA decode itself reads. */
 #define STREAM_CHUNK 128 /* 512 bytes */
-__attribute__((target("avx2,fma"), noinline)) static float read_streams(const float *const *p, int ns, size_t n) {
+__attribute__((target("avx2,fma"), noinline)) static float read_streams(const float *const *p, int ns, size_t n,
+                                                                         size_t chunk) {
   __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0, s6 = s0, s7 = s0;
-  for (size_t i = 0; i < n; i += STREAM_CHUNK)
+  for (size_t i = 0; i < n; i += chunk)
     for (int k = 0; k < ns; k++)
-      for (size_t c = i; c < i + STREAM_CHUNK; c += 64) {
+      for (size_t c = i; c < i + chunk; c += 64) {
         const float *q = p[k] + c;
         s0 = _mm256_add_ps(s0, _mm256_load_ps(q));
         s1 = _mm256_add_ps(s1, _mm256_load_ps(q + 8));
@@ -135,7 +136,7 @@ static float read_any(const float *p, size_t n) {
 #if BENCH_X86
   if (reader_avx2() && ((uintptr_t)p & 63) == 0) {
     i = n / STREAM_CHUNK * STREAM_CHUNK;
-    acc = read_streams(&p, 1, i);
+    acc = read_streams(&p, 1, i, STREAM_CHUNK);
   }
 #endif
   float s[8] = {0};
@@ -256,7 +257,8 @@ static int team_size(int nthreads) { return nthreads < 1 ? 1 : nthreads > 8 ? 8 
 struct bench_reader {
   const float *a, *b;
   size_t n;
-  int streams; /* per thread, at creation: g_read_streams of its thread count */
+  int streams;  /* per thread, and */
+  size_t chunk; /* floats read of a stream before the next: at creation, g_read_pattern of its thread count */
   team team;
   struct reader_share {
     struct bench_reader *r;
@@ -267,11 +269,13 @@ struct bench_reader {
 /* One share: [lo, hi) of a (and of b), as the reader's streams read in turn where the CPU has AVX2 (half in a and
  * half in b, or all in a), the rest plainly. */
 #define READ_STREAMS_MAX 8
-static int g_read_streams[2] = {READ_STREAMS_MAX, READ_STREAMS_MAX}; /* 1 thread, more: bench_reader_use_streams */
-static int valid_streams(int s) { return s == 2 || s == 4 || s == 8; }
-void bench_reader_use_streams(int streams1, int streams2) {
-  if (valid_streams(streams1)) g_read_streams[0] = streams1;
-  if (valid_streams(streams2)) g_read_streams[1] = streams2;
+/* 1 thread, more: streams per thread and bytes per visit (bench_reader_use_pattern) */
+static int g_read_streams[2] = {READ_STREAMS_MAX, READ_STREAMS_MAX};
+static size_t g_read_chunk[2] = {STREAM_CHUNK, STREAM_CHUNK};
+void bench_reader_use_pattern(int nthreads, int streams, int chunk_bytes) {
+  const int t = nthreads > 1;
+  if (streams == 2 || streams == 4 || streams == 8) g_read_streams[t] = streams;
+  if (chunk_bytes >= 256 && chunk_bytes % 256 == 0) g_read_chunk[t] = (size_t)chunk_bytes / sizeof(float);
 }
 static float reader_share_pass(void *arg) {
   const struct reader_share *s = (const struct reader_share *)arg;
@@ -279,14 +283,15 @@ static float reader_share_pass(void *arg) {
   const float *bufs[2] = {s->r->a + s->lo, s->r->b ? s->r->b + s->lo : NULL};
   const size_t len = s->hi - s->lo;
   const int nb = bufs[1] ? 2 : 1, per_buf = s->r->streams / nb;
+  const size_t chunk = s->r->chunk;
   size_t part = 0;
 #if BENCH_X86
   if (reader_avx2() && ((uintptr_t)bufs[0] & 63) == 0 && (nb == 1 || ((uintptr_t)bufs[1] & 63) == 0)) {
     const float *p[READ_STREAMS_MAX];
-    part = len / (size_t)per_buf / STREAM_CHUNK * STREAM_CHUNK;
+    part = len / (size_t)per_buf / chunk * chunk;
     for (int b = 0; b < nb; b++)
       for (int k = 0; k < per_buf; k++) p[b * per_buf + k] = bufs[b] + (size_t)k * part;
-    if (part) sum += read_streams(p, nb * per_buf, part);
+    if (part) sum += read_streams(p, nb * per_buf, part, chunk);
   }
 #endif
   for (int b = 0; b < nb; b++) sum += read_any(bufs[b] + (size_t)per_buf * part, len - (size_t)per_buf * part);
@@ -297,7 +302,7 @@ bench_reader *bench_reader_new(const float *a, const float *b, size_t n, int nth
   bench_reader *r = (bench_reader *)calloc(1, sizeof *r);
   if (!r) return NULL;
   nthreads = team_size(nthreads);
-  r->streams = g_read_streams[nthreads > 1];
+  r->streams = g_read_streams[nthreads > 1], r->chunk = g_read_chunk[nthreads > 1];
   r->a = a;
   r->b = b;
   r->n = n;
@@ -503,28 +508,30 @@ int bench_machine_measure_bw(bench_machine *m, int quick) {
   m->buf_mib = (double)mib;
 
   /* The read is the limit decode is held against, so its pattern is the fastest found here: 2, 4 or 8 streams per
-   * thread (interleaved passes, the best of each, for 1 and for 2 threads). Which wins differs by host and thread
-   * count: on one Zen 3 host 8 streams read 17.7-19.6 GB/s on one core and 2 streams 19.8-22.4 (an MHA decode read
-   * 104% of the 8 streams), while 2 threads of 2 streams read 23 GB/s against 31-37 with 8. */
-  double best_t[2][3] = {{-1.0, -1.0, -1.0}, {-1.0, -1.0, -1.0}};
+   * thread, visited 512 bytes or 64 KiB at a time (interleaved passes, the best of each, for 1 and for 2 threads).
+   * Which wins differs by host and thread count: on one Zen 3 host 8 streams of 512 bytes read 17.7-19.6 GB/s on
+   * one core, 2 of them 19.8-22.4, 1 of 64 KiB up to 21.2, and an MHA decode (K then V, 128 KiB each per tile) read
+   * 101-104% of the 8 streams; there 2 threads of 2 streams read 23 GB/s against 31-37 with 8. */
+  static const int streams[3] = {2, 4, 8}, chunks[2] = {512, 65536};
+  double best_t[2][6];
   for (int r = 0; r < (quick ? 2 : 3); r++)
     for (int th = 0; th < 2; th++)
-      for (int i = 0; i < 3; i++) {
-        bench_reader_use_streams(2 << i, 2 << i);
+      for (int i = 0; i < 6; i++) {
+        bench_reader_use_pattern(th + 1, streams[i % 3], chunks[i / 3]);
         const double t = read_time(buf, n, th + 1, 1);
         if (t < 0) {
           free(buf);
           return -1;
         }
-        if (best_t[th][i] < 0 || t < best_t[th][i]) best_t[th][i] = t;
+        if (r == 0 || t < best_t[th][i]) best_t[th][i] = t;
       }
-  int best[2] = {0, 0};
-  for (int th = 0; th < 2; th++)
-    for (int i = 1; i < 3; i++)
-      if (best_t[th][i] < best_t[th][best[th]]) best[th] = i;
-  m->read_streams = 2 << best[0];
-  m->read_streams2 = 2 << best[1];
-  bench_reader_use_streams(m->read_streams, m->read_streams2);
+  for (int th = 0; th < 2; th++) {
+    int best = 0;
+    for (int i = 1; i < 6; i++)
+      if (best_t[th][i] < best_t[th][best]) best = i;
+    m->read_streams[th] = streams[best % 3], m->read_chunk[th] = chunks[best / 3];
+    bench_reader_use_pattern(th + 1, m->read_streams[th], m->read_chunk[th]);
+  }
   const double t1 = read_time(buf, n, 1, reps), t2 = read_time(buf, n, 2, reps);
   free(buf);
   if (t1 < 0 || t2 < 0) return -1;
@@ -558,9 +565,9 @@ void bench_machine_print(const bench_machine *m) {
          m->fma2_gflops / m->fma_gflops,
          m->fma2_gflops < 1.6 * m->fma_gflops ? "  (the second core is busy with other work: 2-thread rows are skewed)"
                                               : "");
-  printf("machine: streaming read (AVX2 sum of %.0f MiB, streams per thread read in turn, the fastest of 2, 4 and 8): "
-         "1 thread %.1f GB/s (%d streams), 2 threads %.1f GB/s (%d each)  (best of %d)\n", m->buf_mib, m->bw1_gbs,
-         m->read_streams, m->bw2_gbs, m->read_streams2, m->repeats);
+  printf("machine: streaming read (AVX2 sum of %.0f MiB, streams read in turn, the fastest pattern): 1 thread %.1f GB/s "
+         "(%d streams, %d bytes a visit), 2 threads %.1f GB/s (%d streams each, %d bytes)  (best of %d)\n", m->buf_mib,
+         m->bw1_gbs, m->read_streams[0], m->read_chunk[0], m->bw2_gbs, m->read_streams[1], m->read_chunk[1], m->repeats);
 }
 
 #ifdef BENCH_MACHINE_MAIN

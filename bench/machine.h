@@ -21,9 +21,10 @@ typedef struct {
   double bw1_gbs;      /* 1-thread streaming read, GB/s (1e9 bytes/s) */
   double bw2_gbs;      /* 2-thread streaming read, GB/s */
   double buf_mib;      /* size of the bandwidth buffer */
-  int read_streams, read_streams2; /* streams per thread the 1- and 2-thread reads read in turn, 512 bytes at a
-                          time: the fastest of 2, 4 and 8 here (bench_machine_measure_bw, which also makes them this
-                          process's readers'; another process passes them to bench_reader_use_streams) */
+  int read_streams[2];  /* the 1- and 2-thread reads' pattern: streams per thread read in turn, and */
+  int read_chunk[2];    /* bytes of a stream per visit; the fastest of 2, 4 or 8 streams of 512 bytes or 64 KiB here
+                           (bench_machine_measure_bw, which also makes it this process's readers'; another process
+                           passes it to bench_reader_use_pattern) */
   int repeats;         /* repeats behind each figure */
 } bench_machine;
 
@@ -46,9 +47,9 @@ bench_reader *bench_reader_new(const float *a, const float *b, size_t n, int nth
 /* The pass's capacity time: the seconds its threads, each at the rate it ran this pass, would take sharing the work as
  * they went; a pool's kernel is held to that, not to the slowest thread's wall time (machine.c: team_pass). */
 double bench_reader_pass(bench_reader *r);
-/* Streams per thread of the readers made from now on, with 1 thread and with more: 2, 4 or 8 (bench_machine's
- * read_streams, read_streams2); 8 until then. */
-void bench_reader_use_streams(int streams1, int streams2);
+/* The pattern of the readers of nthreads made from now on (1, or more): streams per thread (2, 4 or 8) and bytes of
+ * a stream per visit (a multiple of 256), as bench_machine's read_streams / read_chunk; 8 of 512 until then. */
+void bench_reader_use_pattern(int nthreads, int streams, int chunk_bytes);
 void bench_reader_free(bench_reader *r);
 /* The FMA peak loop of (a), about `seconds` per pass on each of nthreads threads at once (threads parked between
  * passes like the reader's), for a peak measured in the same interleaved rounds as a kernel: a neighbour that
