@@ -269,10 +269,10 @@ function plan.for_kernel(k)
   -- (head-major caches and pages) read the same stream, a head's rows of a tile a step: h32/kv8/d128 head-major
   -- cache 1.03-1.10x faster; shuffled head-major pages of 16 rows 1.2-1.9x.
   p.stream_prefetch = k.phase == "decode" and isa.prefetch_l2 ~= nil and blk.stream_prefetch or nil
-  -- A vocabulary may leave fp32's token-major rows of a contiguous cache to the hardware prefetchers
-  -- (stream_prefetch_f32_token_major = false): rows contiguous per head, and pages, still ask for theirs.
+  -- A vocabulary may leave fp32's token-major rows (contiguous or paged) to the hardware prefetchers
+  -- (stream_prefetch_f32_token_major = false): rows contiguous per head still ask for theirs.
   p.prefetch_token_major = p.stream_prefetch ~= nil and
-    not (dtype == "f32" and not k.page_size and blk.stream_prefetch_f32_token_major == false)
+    not (dtype == "f32" and blk.stream_prefetch_f32_token_major == false)
   p.paged = k.phase == "decode" and k.page_size or nil -- a paged decode kernel reads its rows page run by page run
   -- whether each P·V run of head-major pages asks for the stream's step ahead: a 16- or 8-bit type's always (bound
   -- by compute, it cannot wait for a line), fp32's when a head's run of a page is shorter than the vocabulary's

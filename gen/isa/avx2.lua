@@ -25,7 +25,9 @@ return {
     stream_prefetch = 65536,
     -- except fp32's token-major rows: Zen 3 (AVX2 only), kv_len 16384, two interleaved runs of the storage-type
     -- bench, % of the bound without / with: h32/kv8/d128 59-61 / 56-59, MHA h32/d128 90-94 / 79-85, h14/kv2/d64
-    -- 36-43 / 35-38, batch 8 59-62 / 52-58 (a head-major cache keeps its requests: 43-44 without, 47-49 with)
+    -- 36-43 / 35-38, batch 8 59-62 / 52-58 (a head-major cache keeps its requests: 43-44 without, 47-49 with).
+    -- Token-major pages too: shuffled pages of 16 / 64 rows ran 0.92 / 0.95-0.97x the contiguous cache without,
+    -- 0.85-0.86 / 0.87-0.88x with (two interleaved pairs of runs of BENCH_FILTER=paged)
     stream_prefetch_f32_token_major = false,
     page_run_bytes = 32768, -- as AVX-512's (gen/isa/avx512.lua)
     keys = 32,
