@@ -12,8 +12,8 @@
  * case's own K/V bytes are also read plainly (1 and 2 threads, bench_reader: streams in K and V read in turn, in the
  * pattern that read fastest at the start: 2, 4 or 8 streams, 512 bytes or 64 KiB a visit) in the same interleaved
  * rounds as the kernels, and %bw is the median of the per-round ratios read time / kernel time (the machine's
- * bandwidth drifts with its neighbours; the start-of-run figure stays in the CSV). The machine is shared and noisy: compare ratios
- * inside one run, not numbers across runs.
+ * bandwidth drifts with its neighbours; the start-of-run figure stays in the CSV). The machine is shared and noisy:
+ * compare ratios inside one run, not numbers across runs.
  *
  * Time: the three kernel variants of a case are timed interleaved (one sample of each per round), so a slow
  * spell of this shared machine hits them alike. A sample is `inner` back-to-back calls timed with

@@ -88,8 +88,8 @@ static fma_loop_fn fma_loop_of(int bits) { return bits == 512 ? fma_loop_avx512 
 static double fma_flop_of(int bits) { return bits == 512 ? 32.0 : 16.0; }
 
 /* Sum ns streams of n floats each (n a multiple of chunk, itself of 64; every stream 64-byte aligned), visiting them in
- * turn chunk floats at a time: several pages in flight at once. One sequential stream read 15-25% less than
- * 4-8 such streams on Zen 3 (16.7 vs 21.6-22.6 GB/s, same process), and less than MHA decode itself reads. */
+ * turn chunk floats at a time: several pages in flight at once. Which pattern reads fastest differs by host and
+ * thread count: bench_machine_measure_bw tries several. */
 #define STREAM_CHUNK 128 /* 512 bytes */
 __attribute__((target("avx2,fma"), noinline)) static float read_streams(const float *const *p, int ns, size_t n,
                                                                          size_t chunk) {
@@ -258,7 +258,7 @@ struct bench_reader {
   const float *a, *b;
   size_t n;
   int streams;  /* per thread, and */
-  size_t chunk; /* floats read of a stream before the next: at creation, g_read_pattern of its thread count */
+  size_t chunk; /* floats read of a stream before the next: both at creation, g_read_* of its thread count */
   team team;
   struct reader_share {
     struct bench_reader *r;
