@@ -392,7 +392,7 @@ function plan.microkernels(isa, p, D, G)
       end
     end
     -- edges: the last row block of a step with fewer live rows (S of the block's other rows is stored as 0; P·V
-    -- leaves their O alone), e.g. attngen_qkdot_d64_3of4x2_t112__avx2
+    -- leaves their O alone), e.g. attngen_qkdot_d64_3of4x3_t112__avx2
     mk.qk_edges, mk.pv_edges = {}, {}
     for _, live in ipairs(edge_rows(p.rb, G)) do
       mk.qk_edges[#mk.qk_edges + 1] = { name = qk_name(live .. "of" .. p.rb), live = live }

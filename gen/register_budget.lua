@@ -10,8 +10,9 @@ M.budgets = {
     count = function(t) return t.rv * t.kb + t.rv end },
   { phase = "prefill", what = "P·V", knobs = { "pr", "pvv" }, formula = "pr*pvv + pvv",
     count = function(t) return t.pr * t.pvv + t.pvv end },
-  { phase = "decode", what = "Q·Kᵀ", knobs = { "rb", "kb" }, formula = "rb*kb + rb",
-    count = function(t) return t.rb * t.kb + t.rb end },
+  -- decode's Q·Kᵀ holds the smaller side of its block (rb vectors of Q or kb of K) while the other streams by
+  { phase = "decode", what = "Q·Kᵀ", knobs = { "rb", "kb" }, formula = "rb*kb + min(rb, kb)",
+    count = function(t) return t.rb * t.kb + math.min(t.rb, t.kb) end },
   { phase = "decode", what = "P·V", knobs = { "pr", "pvv" }, formula = "pr*pvv + pvv",
     count = function(t) return t.pr * t.pvv + t.pvv end },
 }

@@ -37,7 +37,25 @@ static ATTNGEN_NOINLINE $(attr)void $(mk.qk_name)(const float *restrict qp, cons
     $(rr >= LIVE and "const " or "")$(V) $(table.concat(decl, ", "));$(rr == LIVE and " /* rows past the live ones: S = 0 */" or "")
 @ end
 @ -- one vector of head_dim: RB vectors of Q, then one line per key (load, RB FMAs); `{` opens the step's scope
+@ -- Keys first when the block has more rows than keys: the KB K vectors stay in registers (loaded and converted
+@ -- once each) and one row's Q vector at a time meets them, RB x KB + KB + 1 registers where Q first needs
+@ -- RB x KB + RB + 1 (4 x 3: 16 of AVX2's 16 instead of 17)
+@ local keys_first = LIVE > KB
+@ local function step_keys_first(c, indent)
+@   local ks = {}
+@   for j = 0, KB - 1 do
+@     ks[#ks + 1] = string.format("%s kv%d = %s;", V, j, kload(j, c))
+@     if isa.pin then ks[#ks + 1] = isa.pin("kv" .. I(j)) end
+@   end
+$(indent){ $(table.concat(ks, " "))
+@   for rr = 0, LIVE - 1 do
+@     local fm = {}
+@     for j = 0, KB - 1 do fm[#fm + 1] = string.format("%s = %s;", acc(rr, j), isa.fma(acc(rr, j), "qv", "kv" .. I(j))) end
+$(indent)  { const $(V) qv = $(isa.load(add("q" .. I(rr), c))); $(table.concat(fm, " ")) }$(rr == LIVE - 1 and " }" or "")
+@   end
+@ end
 @ local function step(c, indent)
+@   if keys_first then return step_keys_first(c, indent) end
 @   local qs = {}
 @   for rr = 0, LIVE - 1 do qs[#qs + 1] = string.format("const %s qv%d = %s;", V, rr, isa.load(add("q" .. I(rr), c))) end
 $(indent){ $(table.concat(qs, " "))

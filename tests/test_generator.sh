@@ -169,7 +169,7 @@ bad_tuned "field 'tuned.avx2.decode.foo': unknown field" '{ avx2 = { decode = { 
 bad_tuned "field 'tuned.avx2.decode.rb': must be an integer in 1..8" '{ avx2 = { decode = { rb = 9 } } }'
 bad_tuned "field 'tuned.avx2.prefill.rv': must be an integer in 1..8" '{ avx2 = { prefill = { rv = 1.5 } } }'
 bad_tuned "field 'tuned.avx2.prefill.keys': must be a multiple of 8" '{ avx2 = { prefill = { keys = 12 } } }'
-bad_tuned "field 'tuned.avx2.decode.rb': the Q·Kᵀ block needs rb*kb + rb = 20 vector registers" '{ avx2 = { decode = { rb = 4, kb = 4 } } }'
+bad_tuned "field 'tuned.avx2.decode.rb': the Q·Kᵀ block needs rb*kb + min(rb, kb) = 20 vector registers" '{ avx2 = { decode = { rb = 4, kb = 4 } } }'
 bad_tuned "field 'tuned.avx2.prefill.pvv': the P·V block needs pr*pvv + pvv = 21 vector registers" '{ avx2 = { prefill = { pvv = 3 } } }'
 other_isa=neon; grep -qw avx2 /proc/cpuinfo 2>/dev/null || other_isa=avx2
 one_line "field '--write': only with --tune" configs/gpt2.lua --write -o "$tmp/cli"

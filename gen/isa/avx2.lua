@@ -40,7 +40,7 @@ return {
     -- gen/isa/avx512.lua
     rows_in_lanes = { kb = 8, min_rows = 16 },
     -- (before decode asked for its rows ahead, 4 rows x 2 keys measured slower than 2 x 4 once K/V left L2: fewer
-    -- K rows in flight at once; with the stream prefetch 4 x 2 is the faster, see by_group)
+    -- K rows in flight at once; with the stream prefetch 4 x 2, then 4 x 3, is the faster, see by_group)
     -- columns: S is stored transposed (a key's scores of all rows in one vector) and the softmax runs down the
     -- columns like prefill's, a lane per row: per-row horizontal max/sum and a scalar exp per row cost more than
     -- the dot products themselves once a tile holds 4+ rows (h64/kv8 decode: ~1,400 of 5,200 instructions per
@@ -52,12 +52,16 @@ return {
     -- 512-2048), interleaved with an A/A copy: h12/kv12/d64 1.08-1.11x, h16/kv8/d64 1.12-1.16x, h32/kv32/d128
     -- 1.03-1.05x; beyond the cache 1.00-1.02x, the memory's pace)
     by_group = { { min_g = 7, rb = 2, kb = 4, pr = 4, pvv = 3, columns = true },
-                 -- groups of 4-6: all 4 rows x 2 keys, each K vector loaded and converted once for 4 FMAs; int8 in
-                 -- 8-key tiles (its 1 KiB token rows are under long_row_bytes). h32/kv8/d128 at kv_len 16384,
-                 -- token-major, Zen 4, in one process: fp32 7.1 against 8.1-8.3 ms (1 x 8), f16 4.6 against 4.6-4.7,
-                 -- int8 5.2 against 5.4 (4 x 1)
+                 -- groups of 4-6: all 4 rows x 3 keys, each K vector loaded and converted once for 4 FMAs; int8 in
+                 -- 8-key tiles (its 1 KiB token rows are under long_row_bytes). 4 x 2 (8 accumulators, each a chain
+                 -- of 16 dependent FMAs at d128) waited on its chains: alone in L1, Q·Kᵀ of 4 rows took 16-22 ns a
+                 -- key against 12-13.6 for 4 x 3 (12 accumulators, the 3 K vectors held, a Q vector at a time; 10.5
+                 -- at the FMA peak), Zen 3. h32/kv8/d128, ns per key and kv head, medians of 5 interleaved rounds,
+                 -- Zen 3: kv_len 256 fp32 56 against 62, f16 56 against 60, int8 59 against 61; kv_len 16384 fp32
+                 -- 79 against 82, f16 62 against 66, int8 56 against 62. (4 x 2 against 1 x 8 earlier, Zen 4, in
+                 -- one process: fp32 7.1 against 8.1-8.3 ms, f16 4.6 against 4.6-4.7, int8 5.2 against 5.4 (4 x 1))
                  -- (on rows contiguous per head the row-wise blocks stay as they were: 1 x 8, int8 4 x 1)
-                 { min_g = 4, rb = 4, kb = 2, pr = 4, pvv = 3, columns = true, rb_contiguous = 1, kb_contiguous = 8,
+                 { min_g = 4, rb = 4, kb = 3, pr = 4, pvv = 3, columns = true, rb_contiguous = 1, kb_contiguous = 8,
                    by_dtype = { i8 = { keys = 8, rb_contiguous = 4, kb_contiguous = 1 } } },
                  { min_g = 2, rb = 2, kb = 4, pr = 2, pvv = 4, columns = true },   -- 8 + 8 ymm accumulators
                  -- MHA: one row, 8 keys in flight; on rows contiguous per head one key per block (kb_contiguous,

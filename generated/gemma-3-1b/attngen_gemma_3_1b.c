@@ -3631,120 +3631,186 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16_s96__avx2
   }
 }
 
-/* S[r][j] = Q_r · K_j for 4 query rows and KB=2 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=3 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 32 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d256_4x2_t32__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d256_4x3_t32__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
+  const float *restrict k2 = krow[2];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 256;
     const float *restrict q2 = qp + 2 * 256;
     const float *restrict q3 = qp + 3 * 256;
-    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps();
-    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps();
-    __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps();
-    __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps();
-    { const __m256 qv0 = _mm256_loadu_ps(q0); const __m256 qv1 = _mm256_loadu_ps(q1); const __m256 qv2 = _mm256_loadu_ps(q2); const __m256 qv3 = _mm256_loadu_ps(q3);
-      { __m256 kv = _mm256_loadu_ps(k0); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 8); const __m256 qv1 = _mm256_loadu_ps(q1 + 8); const __m256 qv2 = _mm256_loadu_ps(q2 + 8); const __m256 qv3 = _mm256_loadu_ps(q3 + 8);
-      { __m256 kv = _mm256_loadu_ps(k0 + 8); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 8); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 16); const __m256 qv1 = _mm256_loadu_ps(q1 + 16); const __m256 qv2 = _mm256_loadu_ps(q2 + 16); const __m256 qv3 = _mm256_loadu_ps(q3 + 16);
-      { __m256 kv = _mm256_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 24); const __m256 qv1 = _mm256_loadu_ps(q1 + 24); const __m256 qv2 = _mm256_loadu_ps(q2 + 24); const __m256 qv3 = _mm256_loadu_ps(q3 + 24);
-      { __m256 kv = _mm256_loadu_ps(k0 + 24); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 24); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 32); const __m256 qv1 = _mm256_loadu_ps(q1 + 32); const __m256 qv2 = _mm256_loadu_ps(q2 + 32); const __m256 qv3 = _mm256_loadu_ps(q3 + 32);
-      { __m256 kv = _mm256_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 40); const __m256 qv1 = _mm256_loadu_ps(q1 + 40); const __m256 qv2 = _mm256_loadu_ps(q2 + 40); const __m256 qv3 = _mm256_loadu_ps(q3 + 40);
-      { __m256 kv = _mm256_loadu_ps(k0 + 40); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 40); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 48); const __m256 qv1 = _mm256_loadu_ps(q1 + 48); const __m256 qv2 = _mm256_loadu_ps(q2 + 48); const __m256 qv3 = _mm256_loadu_ps(q3 + 48);
-      { __m256 kv = _mm256_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 56); const __m256 qv1 = _mm256_loadu_ps(q1 + 56); const __m256 qv2 = _mm256_loadu_ps(q2 + 56); const __m256 qv3 = _mm256_loadu_ps(q3 + 56);
-      { __m256 kv = _mm256_loadu_ps(k0 + 56); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 56); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 64); const __m256 qv1 = _mm256_loadu_ps(q1 + 64); const __m256 qv2 = _mm256_loadu_ps(q2 + 64); const __m256 qv3 = _mm256_loadu_ps(q3 + 64);
-      { __m256 kv = _mm256_loadu_ps(k0 + 64); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 64); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 72); const __m256 qv1 = _mm256_loadu_ps(q1 + 72); const __m256 qv2 = _mm256_loadu_ps(q2 + 72); const __m256 qv3 = _mm256_loadu_ps(q3 + 72);
-      { __m256 kv = _mm256_loadu_ps(k0 + 72); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 72); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 80); const __m256 qv1 = _mm256_loadu_ps(q1 + 80); const __m256 qv2 = _mm256_loadu_ps(q2 + 80); const __m256 qv3 = _mm256_loadu_ps(q3 + 80);
-      { __m256 kv = _mm256_loadu_ps(k0 + 80); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 80); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 88); const __m256 qv1 = _mm256_loadu_ps(q1 + 88); const __m256 qv2 = _mm256_loadu_ps(q2 + 88); const __m256 qv3 = _mm256_loadu_ps(q3 + 88);
-      { __m256 kv = _mm256_loadu_ps(k0 + 88); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 88); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 96); const __m256 qv1 = _mm256_loadu_ps(q1 + 96); const __m256 qv2 = _mm256_loadu_ps(q2 + 96); const __m256 qv3 = _mm256_loadu_ps(q3 + 96);
-      { __m256 kv = _mm256_loadu_ps(k0 + 96); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 96); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 104); const __m256 qv1 = _mm256_loadu_ps(q1 + 104); const __m256 qv2 = _mm256_loadu_ps(q2 + 104); const __m256 qv3 = _mm256_loadu_ps(q3 + 104);
-      { __m256 kv = _mm256_loadu_ps(k0 + 104); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 104); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 112); const __m256 qv1 = _mm256_loadu_ps(q1 + 112); const __m256 qv2 = _mm256_loadu_ps(q2 + 112); const __m256 qv3 = _mm256_loadu_ps(q3 + 112);
-      { __m256 kv = _mm256_loadu_ps(k0 + 112); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 112); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 120); const __m256 qv1 = _mm256_loadu_ps(q1 + 120); const __m256 qv2 = _mm256_loadu_ps(q2 + 120); const __m256 qv3 = _mm256_loadu_ps(q3 + 120);
-      { __m256 kv = _mm256_loadu_ps(k0 + 120); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 120); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 128); const __m256 qv1 = _mm256_loadu_ps(q1 + 128); const __m256 qv2 = _mm256_loadu_ps(q2 + 128); const __m256 qv3 = _mm256_loadu_ps(q3 + 128);
-      { __m256 kv = _mm256_loadu_ps(k0 + 128); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 128); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 136); const __m256 qv1 = _mm256_loadu_ps(q1 + 136); const __m256 qv2 = _mm256_loadu_ps(q2 + 136); const __m256 qv3 = _mm256_loadu_ps(q3 + 136);
-      { __m256 kv = _mm256_loadu_ps(k0 + 136); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 136); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 144); const __m256 qv1 = _mm256_loadu_ps(q1 + 144); const __m256 qv2 = _mm256_loadu_ps(q2 + 144); const __m256 qv3 = _mm256_loadu_ps(q3 + 144);
-      { __m256 kv = _mm256_loadu_ps(k0 + 144); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 144); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 152); const __m256 qv1 = _mm256_loadu_ps(q1 + 152); const __m256 qv2 = _mm256_loadu_ps(q2 + 152); const __m256 qv3 = _mm256_loadu_ps(q3 + 152);
-      { __m256 kv = _mm256_loadu_ps(k0 + 152); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 152); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 160); const __m256 qv1 = _mm256_loadu_ps(q1 + 160); const __m256 qv2 = _mm256_loadu_ps(q2 + 160); const __m256 qv3 = _mm256_loadu_ps(q3 + 160);
-      { __m256 kv = _mm256_loadu_ps(k0 + 160); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 160); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 168); const __m256 qv1 = _mm256_loadu_ps(q1 + 168); const __m256 qv2 = _mm256_loadu_ps(q2 + 168); const __m256 qv3 = _mm256_loadu_ps(q3 + 168);
-      { __m256 kv = _mm256_loadu_ps(k0 + 168); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 168); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 176); const __m256 qv1 = _mm256_loadu_ps(q1 + 176); const __m256 qv2 = _mm256_loadu_ps(q2 + 176); const __m256 qv3 = _mm256_loadu_ps(q3 + 176);
-      { __m256 kv = _mm256_loadu_ps(k0 + 176); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 176); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 184); const __m256 qv1 = _mm256_loadu_ps(q1 + 184); const __m256 qv2 = _mm256_loadu_ps(q2 + 184); const __m256 qv3 = _mm256_loadu_ps(q3 + 184);
-      { __m256 kv = _mm256_loadu_ps(k0 + 184); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 184); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 192); const __m256 qv1 = _mm256_loadu_ps(q1 + 192); const __m256 qv2 = _mm256_loadu_ps(q2 + 192); const __m256 qv3 = _mm256_loadu_ps(q3 + 192);
-      { __m256 kv = _mm256_loadu_ps(k0 + 192); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 192); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 200); const __m256 qv1 = _mm256_loadu_ps(q1 + 200); const __m256 qv2 = _mm256_loadu_ps(q2 + 200); const __m256 qv3 = _mm256_loadu_ps(q3 + 200);
-      { __m256 kv = _mm256_loadu_ps(k0 + 200); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 200); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 208); const __m256 qv1 = _mm256_loadu_ps(q1 + 208); const __m256 qv2 = _mm256_loadu_ps(q2 + 208); const __m256 qv3 = _mm256_loadu_ps(q3 + 208);
-      { __m256 kv = _mm256_loadu_ps(k0 + 208); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 208); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 216); const __m256 qv1 = _mm256_loadu_ps(q1 + 216); const __m256 qv2 = _mm256_loadu_ps(q2 + 216); const __m256 qv3 = _mm256_loadu_ps(q3 + 216);
-      { __m256 kv = _mm256_loadu_ps(k0 + 216); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 216); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 224); const __m256 qv1 = _mm256_loadu_ps(q1 + 224); const __m256 qv2 = _mm256_loadu_ps(q2 + 224); const __m256 qv3 = _mm256_loadu_ps(q3 + 224);
-      { __m256 kv = _mm256_loadu_ps(k0 + 224); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 224); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 232); const __m256 qv1 = _mm256_loadu_ps(q1 + 232); const __m256 qv2 = _mm256_loadu_ps(q2 + 232); const __m256 qv3 = _mm256_loadu_ps(q3 + 232);
-      { __m256 kv = _mm256_loadu_ps(k0 + 232); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 232); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 240); const __m256 qv1 = _mm256_loadu_ps(q1 + 240); const __m256 qv2 = _mm256_loadu_ps(q2 + 240); const __m256 qv3 = _mm256_loadu_ps(q3 + 240);
-      { __m256 kv = _mm256_loadu_ps(k0 + 240); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 240); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 248); const __m256 qv1 = _mm256_loadu_ps(q1 + 248); const __m256 qv2 = _mm256_loadu_ps(q2 + 248); const __m256 qv3 = _mm256_loadu_ps(q3 + 248);
-      { __m256 kv = _mm256_loadu_ps(k0 + 248); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 248); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps();
+    __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps(), acc2_2 = _mm256_setzero_ps();
+    __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps(), acc3_2 = _mm256_setzero_ps();
+    { __m256 kv0 = _mm256_loadu_ps(k0); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 8); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 8); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 8); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 8); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 8); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 8); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 8); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 16); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 16); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 16); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 16); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 16); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 24); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 24); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 24); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 24); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 24); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 24); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 24); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 32); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 32); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 32); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 32); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 32); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 40); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 40); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 40); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 40); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 40); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 40); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 40); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 48); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 48); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 48); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 48); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 48); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 56); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 56); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 56); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 56); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 56); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 56); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 56); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 64); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 64); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 64); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 64); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 64); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 64); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 64); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 72); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 72); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 72); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 72); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 72); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 72); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 72); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 80); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 80); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 80); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 80); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 80); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 80); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 80); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 88); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 88); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 88); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 88); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 88); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 88); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 88); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 96); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 96); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 96); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 96); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 96); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 96); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 96); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 104); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 104); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 104); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 104); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 104); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 104); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 104); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 112); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 112); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 112); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 112); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 112); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 112); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 112); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 120); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 120); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 120); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 120); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 120); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 120); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 120); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 128); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 128); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 128); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 128); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 128); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 128); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 128); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 136); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 136); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 136); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 136); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 136); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 136); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 136); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 144); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 144); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 144); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 144); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 144); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 144); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 144); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 152); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 152); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 152); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 152); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 152); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 152); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 152); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 160); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 160); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 160); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 160); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 160); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 160); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 160); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 168); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 168); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 168); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 168); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 168); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 168); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 168); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 176); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 176); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 176); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 176); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 176); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 176); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 176); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 184); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 184); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 184); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 184); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 184); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 184); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 184); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 192); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 192); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 192); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 192); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 192); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 192); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 192); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 200); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 200); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 200); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 200); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 200); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 200); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 200); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 208); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 208); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 208); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 208); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 208); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 208); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 208); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 216); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 216); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 216); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 216); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 216); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 216); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 216); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 224); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 224); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 224); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 224); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 224); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 224); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 224); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 232); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 232); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 232); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 232); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 232); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 232); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 232); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 240); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 240); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 240); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 240); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 240); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 240); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 240); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 248); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 248); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 248); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 248); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 248); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 248); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 248); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
     attngen_hsum4_avx2(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
     attngen_hsum4_avx2(s + 32, acc0_1, acc1_1, acc2_1, acc3_1);
+    attngen_hsum4_avx2(s + 64, acc0_2, acc1_2, acc2_2, acc3_2);
   }
 }
 
@@ -5154,7 +5220,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_window_prefill__
   }
 }
 
-/* attn_h4_kv1_d256_causal_window_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, softmax down the columns of Sᵀ, P·V 4x24, 32 keys per tile, fully unrolled over head_dim */
+/* attn_h4_kv1_d256_causal_window_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x3 dot products, softmax down the columns of Sᵀ, P·V 4x24, 32 keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_window_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -5168,11 +5234,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_window_decode__avx2(cons
   const int rows_all = nh * rows_pv;
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
-  float *restrict m_all = scratch + 1024, *restrict l_all = scratch + 1056;
-  float *restrict alpha = scratch + 1088; /* rescale per row */
-  float *restrict lim = scratch + 1120; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 1152); /* exclusive key limit per row */
-  float *restrict state = scratch + 1184; /* per kv head: Q tile, O */
+  float *restrict m_all = scratch + 1536, *restrict l_all = scratch + 1568;
+  float *restrict alpha = scratch + 1600; /* rescale per row */
+  float *restrict lim = scratch + 1632; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 1664); /* exclusive key limit per row */
+  float *restrict state = scratch + 1696; /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -5243,7 +5309,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_window_decode__avx2(cons
   {
     const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 1);
     const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
-    for (int j = 0; j < 32; ++j) {
+    for (int j = 0; j < 48; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
       for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
@@ -5283,7 +5349,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_window_decode__avx2(cons
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 2, block after
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 3, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
@@ -5327,19 +5393,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_window_decode__avx2(cons
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 2) {
-        ptrdiff_t koff[2]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 2; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 3) {
+        ptrdiff_t koff[3]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 3; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[2];
-          for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j];
+          const float *krow[3];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d256_4x2_t32__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d256_4x3_t32__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -5422,7 +5488,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_window_decode__avx2(cons
   }
 }
 
-/* attn_h4_kv1_d256_causal_padding_window_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, softmax down the columns of Sᵀ, P·V 4x24, 32 keys per tile, fully unrolled over head_dim */
+/* attn_h4_kv1_d256_causal_padding_window_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x3 dot products, softmax down the columns of Sᵀ, P·V 4x24, 32 keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_window_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -5436,11 +5502,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_window_decode__a
   const int rows_all = nh * rows_pv;
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
-  float *restrict m_all = scratch + 1024, *restrict l_all = scratch + 1056;
-  float *restrict alpha = scratch + 1088; /* rescale per row */
-  float *restrict lim = scratch + 1120; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 1152); /* exclusive key limit per row */
-  float *restrict state = scratch + 1184; /* per kv head: Q tile, O */
+  float *restrict m_all = scratch + 1536, *restrict l_all = scratch + 1568;
+  float *restrict alpha = scratch + 1600; /* rescale per row */
+  float *restrict lim = scratch + 1632; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 1664); /* exclusive key limit per row */
+  float *restrict state = scratch + 1696; /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -5511,7 +5577,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_window_decode__a
   {
     const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 1);
     const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
-    for (int j = 0; j < 32; ++j) {
+    for (int j = 0; j < 48; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
       for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
@@ -5552,7 +5618,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_window_decode__a
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 2, block after
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 3, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
@@ -5596,19 +5662,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_window_decode__a
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 2) {
-        ptrdiff_t koff[2]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 2; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 3) {
+        ptrdiff_t koff[3]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 3; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[2];
-          for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j];
+          const float *krow[3];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d256_4x2_t32__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d256_4x3_t32__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -6062,7 +6128,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_prefill__avx2(co
   }
 }
 
-/* attn_h4_kv1_d256_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, softmax down the columns of Sᵀ, P·V 4x24, 32 keys per tile, fully unrolled over head_dim */
+/* attn_h4_kv1_d256_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x3 dot products, softmax down the columns of Sᵀ, P·V 4x24, 32 keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -6076,11 +6142,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_decode__avx2(const attng
   const int rows_all = nh * rows_pv;
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
-  float *restrict m_all = scratch + 1024, *restrict l_all = scratch + 1056;
-  float *restrict alpha = scratch + 1088; /* rescale per row */
-  float *restrict lim = scratch + 1120; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 1152); /* exclusive key limit per row */
-  float *restrict state = scratch + 1184; /* per kv head: Q tile, O */
+  float *restrict m_all = scratch + 1536, *restrict l_all = scratch + 1568;
+  float *restrict alpha = scratch + 1600; /* rescale per row */
+  float *restrict lim = scratch + 1632; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 1664); /* exclusive key limit per row */
+  float *restrict state = scratch + 1696; /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -6151,7 +6217,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_decode__avx2(const attng
   {
     const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 1);
     const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
-    for (int j = 0; j < 32; ++j) {
+    for (int j = 0; j < 48; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
       for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
@@ -6181,7 +6247,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_decode__avx2(const attng
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 2, block after
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 3, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
@@ -6225,19 +6291,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_decode__avx2(const attng
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 2) {
-        ptrdiff_t koff[2]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 2; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 3) {
+        ptrdiff_t koff[3]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 3; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[2];
-          for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j];
+          const float *krow[3];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d256_4x2_t32__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d256_4x3_t32__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -6314,7 +6380,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_decode__avx2(const attng
   }
 }
 
-/* attn_h4_kv1_d256_causal_padding_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, softmax down the columns of Sᵀ, P·V 4x24, 32 keys per tile, fully unrolled over head_dim */
+/* attn_h4_kv1_d256_causal_padding_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x3 dot products, softmax down the columns of Sᵀ, P·V 4x24, 32 keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -6328,11 +6394,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_decode__avx2(con
   const int rows_all = nh * rows_pv;
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
-  float *restrict m_all = scratch + 1024, *restrict l_all = scratch + 1056;
-  float *restrict alpha = scratch + 1088; /* rescale per row */
-  float *restrict lim = scratch + 1120; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 1152); /* exclusive key limit per row */
-  float *restrict state = scratch + 1184; /* per kv head: Q tile, O */
+  float *restrict m_all = scratch + 1536, *restrict l_all = scratch + 1568;
+  float *restrict alpha = scratch + 1600; /* rescale per row */
+  float *restrict lim = scratch + 1632; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 1664); /* exclusive key limit per row */
+  float *restrict state = scratch + 1696; /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -6403,7 +6469,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_decode__avx2(con
   {
     const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 1);
     const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
-    for (int j = 0; j < 32; ++j) {
+    for (int j = 0; j < 48; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
       for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
@@ -6434,7 +6500,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_decode__avx2(con
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 2, block after
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 3, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
@@ -6478,19 +6544,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_decode__avx2(con
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 2) {
-        ptrdiff_t koff[2]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 2; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 3) {
+        ptrdiff_t koff[3]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 3; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[2];
-          for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j];
+          const float *krow[3];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d256_4x2_t32__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d256_4x3_t32__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -11237,9 +11303,9 @@ static const attngen_kernel_info attngen_table_gemma_3_1b_local_kernels[] = {
   { "attn_h4_kv1_d256_causal_padding_window_prefill__avx2", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 32, 60992, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_padding_window_prefill__avx2, 0 },
   { "attn_h4_kv1_d256_causal_window_decode__avx2", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 32, 17568, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_window_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 32, 18080, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_window_decode__avx2, 0 },
   { "attn_h4_kv1_d256_causal_padding_window_decode__avx2", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 32, 17568, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_window_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 32, 18080, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_window_decode__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h4_kv1_d256_causal_window_prefill__neon", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
@@ -11325,9 +11391,9 @@ static const attngen_kernel_info attngen_table_gemma_3_1b_global_kernels[] = {
   { "attn_h4_kv1_d256_causal_padding_prefill__avx2", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 24, 1, 96, 32, 60992, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_padding_prefill__avx2, 0 },
   { "attn_h4_kv1_d256_causal_decode__avx2", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 32, 32, 17568, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 32, 32, 18080, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_decode__avx2, 0 },
   { "attn_h4_kv1_d256_causal_padding_decode__avx2", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 32, 32, 17568, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 32, 32, 18080, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_decode__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h4_kv1_d256_causal_prefill__neon", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,

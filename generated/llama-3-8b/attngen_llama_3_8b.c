@@ -4868,72 +4868,106 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16_s96__avx2
   }
 }
 
-/* S[r][j] = Q_r · K_j for 4 query rows and KB=2 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=3 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x2_t256__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x3_t256__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
+  const float *restrict k2 = krow[2];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 128;
     const float *restrict q2 = qp + 2 * 128;
     const float *restrict q3 = qp + 3 * 128;
-    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps();
-    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps();
-    __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps();
-    __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps();
-    { const __m256 qv0 = _mm256_loadu_ps(q0); const __m256 qv1 = _mm256_loadu_ps(q1); const __m256 qv2 = _mm256_loadu_ps(q2); const __m256 qv3 = _mm256_loadu_ps(q3);
-      { __m256 kv = _mm256_loadu_ps(k0); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 8); const __m256 qv1 = _mm256_loadu_ps(q1 + 8); const __m256 qv2 = _mm256_loadu_ps(q2 + 8); const __m256 qv3 = _mm256_loadu_ps(q3 + 8);
-      { __m256 kv = _mm256_loadu_ps(k0 + 8); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 8); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 16); const __m256 qv1 = _mm256_loadu_ps(q1 + 16); const __m256 qv2 = _mm256_loadu_ps(q2 + 16); const __m256 qv3 = _mm256_loadu_ps(q3 + 16);
-      { __m256 kv = _mm256_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 24); const __m256 qv1 = _mm256_loadu_ps(q1 + 24); const __m256 qv2 = _mm256_loadu_ps(q2 + 24); const __m256 qv3 = _mm256_loadu_ps(q3 + 24);
-      { __m256 kv = _mm256_loadu_ps(k0 + 24); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 24); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 32); const __m256 qv1 = _mm256_loadu_ps(q1 + 32); const __m256 qv2 = _mm256_loadu_ps(q2 + 32); const __m256 qv3 = _mm256_loadu_ps(q3 + 32);
-      { __m256 kv = _mm256_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 40); const __m256 qv1 = _mm256_loadu_ps(q1 + 40); const __m256 qv2 = _mm256_loadu_ps(q2 + 40); const __m256 qv3 = _mm256_loadu_ps(q3 + 40);
-      { __m256 kv = _mm256_loadu_ps(k0 + 40); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 40); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 48); const __m256 qv1 = _mm256_loadu_ps(q1 + 48); const __m256 qv2 = _mm256_loadu_ps(q2 + 48); const __m256 qv3 = _mm256_loadu_ps(q3 + 48);
-      { __m256 kv = _mm256_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 56); const __m256 qv1 = _mm256_loadu_ps(q1 + 56); const __m256 qv2 = _mm256_loadu_ps(q2 + 56); const __m256 qv3 = _mm256_loadu_ps(q3 + 56);
-      { __m256 kv = _mm256_loadu_ps(k0 + 56); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 56); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 64); const __m256 qv1 = _mm256_loadu_ps(q1 + 64); const __m256 qv2 = _mm256_loadu_ps(q2 + 64); const __m256 qv3 = _mm256_loadu_ps(q3 + 64);
-      { __m256 kv = _mm256_loadu_ps(k0 + 64); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 64); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 72); const __m256 qv1 = _mm256_loadu_ps(q1 + 72); const __m256 qv2 = _mm256_loadu_ps(q2 + 72); const __m256 qv3 = _mm256_loadu_ps(q3 + 72);
-      { __m256 kv = _mm256_loadu_ps(k0 + 72); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 72); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 80); const __m256 qv1 = _mm256_loadu_ps(q1 + 80); const __m256 qv2 = _mm256_loadu_ps(q2 + 80); const __m256 qv3 = _mm256_loadu_ps(q3 + 80);
-      { __m256 kv = _mm256_loadu_ps(k0 + 80); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 80); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 88); const __m256 qv1 = _mm256_loadu_ps(q1 + 88); const __m256 qv2 = _mm256_loadu_ps(q2 + 88); const __m256 qv3 = _mm256_loadu_ps(q3 + 88);
-      { __m256 kv = _mm256_loadu_ps(k0 + 88); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 88); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 96); const __m256 qv1 = _mm256_loadu_ps(q1 + 96); const __m256 qv2 = _mm256_loadu_ps(q2 + 96); const __m256 qv3 = _mm256_loadu_ps(q3 + 96);
-      { __m256 kv = _mm256_loadu_ps(k0 + 96); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 96); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 104); const __m256 qv1 = _mm256_loadu_ps(q1 + 104); const __m256 qv2 = _mm256_loadu_ps(q2 + 104); const __m256 qv3 = _mm256_loadu_ps(q3 + 104);
-      { __m256 kv = _mm256_loadu_ps(k0 + 104); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 104); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 112); const __m256 qv1 = _mm256_loadu_ps(q1 + 112); const __m256 qv2 = _mm256_loadu_ps(q2 + 112); const __m256 qv3 = _mm256_loadu_ps(q3 + 112);
-      { __m256 kv = _mm256_loadu_ps(k0 + 112); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 112); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 120); const __m256 qv1 = _mm256_loadu_ps(q1 + 120); const __m256 qv2 = _mm256_loadu_ps(q2 + 120); const __m256 qv3 = _mm256_loadu_ps(q3 + 120);
-      { __m256 kv = _mm256_loadu_ps(k0 + 120); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 120); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps();
+    __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps(), acc2_2 = _mm256_setzero_ps();
+    __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps(), acc3_2 = _mm256_setzero_ps();
+    { __m256 kv0 = _mm256_loadu_ps(k0); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 8); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 8); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 8); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 8); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 8); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 8); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 8); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 16); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 16); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 16); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 16); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 16); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 24); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 24); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 24); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 24); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 24); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 24); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 24); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 32); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 32); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 32); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 32); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 32); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 40); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 40); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 40); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 40); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 40); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 40); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 40); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 48); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 48); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 48); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 48); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 48); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 56); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 56); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 56); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 56); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 56); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 56); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 56); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 64); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 64); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 64); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 64); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 64); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 64); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 64); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 72); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 72); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 72); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 72); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 72); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 72); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 72); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 80); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 80); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 80); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 80); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 80); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 80); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 80); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 88); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 88); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 88); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 88); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 88); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 88); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 88); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 96); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 96); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 96); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 96); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 96); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 96); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 96); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 104); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 104); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 104); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 104); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 104); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 104); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 104); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 112); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 112); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 112); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 112); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 112); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 112); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 112); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 120); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 120); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 120); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 120); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 120); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 120); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 120); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
     attngen_hsum4_avx2(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
     attngen_hsum4_avx2(s + 256, acc0_1, acc1_1, acc2_1, acc3_1);
+    attngen_hsum4_avx2(s + 512, acc0_2, acc1_2, acc2_2, acc3_2);
   }
 }
 
@@ -5648,72 +5682,106 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x64_t256__avx2
   }
 }
 
-/* S[r][j] = Q_r · K_j for 4 query rows and KB=2 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=3 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_qkdot_d128_4x2_t256_f16__avx2(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_qkdot_d128_4x3_t256_f16__avx2(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
 {
   const uint16_t *restrict k0 = krow[0];
   const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 128;
     const float *restrict q2 = qp + 2 * 128;
     const float *restrict q3 = qp + 3 * 128;
-    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps();
-    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps();
-    __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps();
-    __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps();
-    { const __m256 qv0 = _mm256_loadu_ps(q0); const __m256 qv1 = _mm256_loadu_ps(q1); const __m256 qv2 = _mm256_loadu_ps(q2); const __m256 qv3 = _mm256_loadu_ps(q3);
-      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0))); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1))); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 8); const __m256 qv1 = _mm256_loadu_ps(q1 + 8); const __m256 qv2 = _mm256_loadu_ps(q2 + 8); const __m256 qv3 = _mm256_loadu_ps(q3 + 8);
-      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 8))); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 8))); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 16); const __m256 qv1 = _mm256_loadu_ps(q1 + 16); const __m256 qv2 = _mm256_loadu_ps(q2 + 16); const __m256 qv3 = _mm256_loadu_ps(q3 + 16);
-      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 16))); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 16))); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 24); const __m256 qv1 = _mm256_loadu_ps(q1 + 24); const __m256 qv2 = _mm256_loadu_ps(q2 + 24); const __m256 qv3 = _mm256_loadu_ps(q3 + 24);
-      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 24))); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 24))); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 32); const __m256 qv1 = _mm256_loadu_ps(q1 + 32); const __m256 qv2 = _mm256_loadu_ps(q2 + 32); const __m256 qv3 = _mm256_loadu_ps(q3 + 32);
-      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 32))); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 32))); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 40); const __m256 qv1 = _mm256_loadu_ps(q1 + 40); const __m256 qv2 = _mm256_loadu_ps(q2 + 40); const __m256 qv3 = _mm256_loadu_ps(q3 + 40);
-      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 40))); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 40))); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 48); const __m256 qv1 = _mm256_loadu_ps(q1 + 48); const __m256 qv2 = _mm256_loadu_ps(q2 + 48); const __m256 qv3 = _mm256_loadu_ps(q3 + 48);
-      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 48))); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 48))); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 56); const __m256 qv1 = _mm256_loadu_ps(q1 + 56); const __m256 qv2 = _mm256_loadu_ps(q2 + 56); const __m256 qv3 = _mm256_loadu_ps(q3 + 56);
-      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 56))); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 56))); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 64); const __m256 qv1 = _mm256_loadu_ps(q1 + 64); const __m256 qv2 = _mm256_loadu_ps(q2 + 64); const __m256 qv3 = _mm256_loadu_ps(q3 + 64);
-      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 64))); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 64))); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 72); const __m256 qv1 = _mm256_loadu_ps(q1 + 72); const __m256 qv2 = _mm256_loadu_ps(q2 + 72); const __m256 qv3 = _mm256_loadu_ps(q3 + 72);
-      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 72))); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 72))); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 80); const __m256 qv1 = _mm256_loadu_ps(q1 + 80); const __m256 qv2 = _mm256_loadu_ps(q2 + 80); const __m256 qv3 = _mm256_loadu_ps(q3 + 80);
-      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 80))); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 80))); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 88); const __m256 qv1 = _mm256_loadu_ps(q1 + 88); const __m256 qv2 = _mm256_loadu_ps(q2 + 88); const __m256 qv3 = _mm256_loadu_ps(q3 + 88);
-      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 88))); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 88))); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 96); const __m256 qv1 = _mm256_loadu_ps(q1 + 96); const __m256 qv2 = _mm256_loadu_ps(q2 + 96); const __m256 qv3 = _mm256_loadu_ps(q3 + 96);
-      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 96))); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 96))); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 104); const __m256 qv1 = _mm256_loadu_ps(q1 + 104); const __m256 qv2 = _mm256_loadu_ps(q2 + 104); const __m256 qv3 = _mm256_loadu_ps(q3 + 104);
-      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 104))); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 104))); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 112); const __m256 qv1 = _mm256_loadu_ps(q1 + 112); const __m256 qv2 = _mm256_loadu_ps(q2 + 112); const __m256 qv3 = _mm256_loadu_ps(q3 + 112);
-      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 112))); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 112))); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 120); const __m256 qv1 = _mm256_loadu_ps(q1 + 120); const __m256 qv2 = _mm256_loadu_ps(q2 + 120); const __m256 qv3 = _mm256_loadu_ps(q3 + 120);
-      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 120))); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 120))); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps();
+    __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps(), acc2_2 = _mm256_setzero_ps();
+    __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps(), acc3_2 = _mm256_setzero_ps();
+    { __m256 kv0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0))); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1))); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2))); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 8))); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 8))); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 8))); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 8); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 8); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 8); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 8); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 16))); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 16))); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 16))); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 16); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 16); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 16); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 16); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 24))); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 24))); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 24))); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 24); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 24); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 24); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 24); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 32))); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 32))); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 32))); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 32); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 32); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 32); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 32); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 40))); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 40))); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 40))); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 40); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 40); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 40); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 40); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 48))); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 48))); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 48))); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 48); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 48); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 48); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 48); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 56))); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 56))); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 56))); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 56); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 56); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 56); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 56); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 64))); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 64))); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 64))); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 64); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 64); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 64); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 64); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 72))); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 72))); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 72))); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 72); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 72); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 72); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 72); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 80))); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 80))); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 80))); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 80); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 80); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 80); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 80); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 88))); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 88))); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 88))); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 88); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 88); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 88); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 88); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 96))); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 96))); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 96))); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 96); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 96); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 96); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 96); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 104))); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 104))); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 104))); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 104); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 104); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 104); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 104); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 112))); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 112))); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 112))); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 112); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 112); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 112); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 112); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 120))); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 120))); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 120))); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 120); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 120); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 120); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 120); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
     attngen_hsum4_avx2(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
     attngen_hsum4_avx2(s + 256, acc0_1, acc1_1, acc2_1, acc3_1);
+    attngen_hsum4_avx2(s + 512, acc0_2, acc1_2, acc2_2, acc3_2);
   }
 }
 
@@ -6109,72 +6177,106 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_pv_d128_2x64_t256_
   }
 }
 
-/* S[r][j] = Q_r · K_j for 4 query rows and KB=2 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=3 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x2_t256_bf16__avx2(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x3_t256_bf16__avx2(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
 {
   const uint16_t *restrict k0 = krow[0];
   const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 128;
     const float *restrict q2 = qp + 2 * 128;
     const float *restrict q3 = qp + 3 * 128;
-    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps();
-    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps();
-    __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps();
-    __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps();
-    { const __m256 qv0 = _mm256_loadu_ps(q0); const __m256 qv1 = _mm256_loadu_ps(q1); const __m256 qv2 = _mm256_loadu_ps(q2); const __m256 qv3 = _mm256_loadu_ps(q3);
-      { __m256 kv = attngen_bf16_load_avx2(k0); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = attngen_bf16_load_avx2(k1); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 8); const __m256 qv1 = _mm256_loadu_ps(q1 + 8); const __m256 qv2 = _mm256_loadu_ps(q2 + 8); const __m256 qv3 = _mm256_loadu_ps(q3 + 8);
-      { __m256 kv = attngen_bf16_load_avx2(k0 + 8); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = attngen_bf16_load_avx2(k1 + 8); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 16); const __m256 qv1 = _mm256_loadu_ps(q1 + 16); const __m256 qv2 = _mm256_loadu_ps(q2 + 16); const __m256 qv3 = _mm256_loadu_ps(q3 + 16);
-      { __m256 kv = attngen_bf16_load_avx2(k0 + 16); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = attngen_bf16_load_avx2(k1 + 16); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 24); const __m256 qv1 = _mm256_loadu_ps(q1 + 24); const __m256 qv2 = _mm256_loadu_ps(q2 + 24); const __m256 qv3 = _mm256_loadu_ps(q3 + 24);
-      { __m256 kv = attngen_bf16_load_avx2(k0 + 24); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = attngen_bf16_load_avx2(k1 + 24); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 32); const __m256 qv1 = _mm256_loadu_ps(q1 + 32); const __m256 qv2 = _mm256_loadu_ps(q2 + 32); const __m256 qv3 = _mm256_loadu_ps(q3 + 32);
-      { __m256 kv = attngen_bf16_load_avx2(k0 + 32); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = attngen_bf16_load_avx2(k1 + 32); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 40); const __m256 qv1 = _mm256_loadu_ps(q1 + 40); const __m256 qv2 = _mm256_loadu_ps(q2 + 40); const __m256 qv3 = _mm256_loadu_ps(q3 + 40);
-      { __m256 kv = attngen_bf16_load_avx2(k0 + 40); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = attngen_bf16_load_avx2(k1 + 40); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 48); const __m256 qv1 = _mm256_loadu_ps(q1 + 48); const __m256 qv2 = _mm256_loadu_ps(q2 + 48); const __m256 qv3 = _mm256_loadu_ps(q3 + 48);
-      { __m256 kv = attngen_bf16_load_avx2(k0 + 48); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = attngen_bf16_load_avx2(k1 + 48); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 56); const __m256 qv1 = _mm256_loadu_ps(q1 + 56); const __m256 qv2 = _mm256_loadu_ps(q2 + 56); const __m256 qv3 = _mm256_loadu_ps(q3 + 56);
-      { __m256 kv = attngen_bf16_load_avx2(k0 + 56); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = attngen_bf16_load_avx2(k1 + 56); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 64); const __m256 qv1 = _mm256_loadu_ps(q1 + 64); const __m256 qv2 = _mm256_loadu_ps(q2 + 64); const __m256 qv3 = _mm256_loadu_ps(q3 + 64);
-      { __m256 kv = attngen_bf16_load_avx2(k0 + 64); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = attngen_bf16_load_avx2(k1 + 64); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 72); const __m256 qv1 = _mm256_loadu_ps(q1 + 72); const __m256 qv2 = _mm256_loadu_ps(q2 + 72); const __m256 qv3 = _mm256_loadu_ps(q3 + 72);
-      { __m256 kv = attngen_bf16_load_avx2(k0 + 72); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = attngen_bf16_load_avx2(k1 + 72); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 80); const __m256 qv1 = _mm256_loadu_ps(q1 + 80); const __m256 qv2 = _mm256_loadu_ps(q2 + 80); const __m256 qv3 = _mm256_loadu_ps(q3 + 80);
-      { __m256 kv = attngen_bf16_load_avx2(k0 + 80); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = attngen_bf16_load_avx2(k1 + 80); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 88); const __m256 qv1 = _mm256_loadu_ps(q1 + 88); const __m256 qv2 = _mm256_loadu_ps(q2 + 88); const __m256 qv3 = _mm256_loadu_ps(q3 + 88);
-      { __m256 kv = attngen_bf16_load_avx2(k0 + 88); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = attngen_bf16_load_avx2(k1 + 88); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 96); const __m256 qv1 = _mm256_loadu_ps(q1 + 96); const __m256 qv2 = _mm256_loadu_ps(q2 + 96); const __m256 qv3 = _mm256_loadu_ps(q3 + 96);
-      { __m256 kv = attngen_bf16_load_avx2(k0 + 96); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = attngen_bf16_load_avx2(k1 + 96); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 104); const __m256 qv1 = _mm256_loadu_ps(q1 + 104); const __m256 qv2 = _mm256_loadu_ps(q2 + 104); const __m256 qv3 = _mm256_loadu_ps(q3 + 104);
-      { __m256 kv = attngen_bf16_load_avx2(k0 + 104); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = attngen_bf16_load_avx2(k1 + 104); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 112); const __m256 qv1 = _mm256_loadu_ps(q1 + 112); const __m256 qv2 = _mm256_loadu_ps(q2 + 112); const __m256 qv3 = _mm256_loadu_ps(q3 + 112);
-      { __m256 kv = attngen_bf16_load_avx2(k0 + 112); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = attngen_bf16_load_avx2(k1 + 112); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 120); const __m256 qv1 = _mm256_loadu_ps(q1 + 120); const __m256 qv2 = _mm256_loadu_ps(q2 + 120); const __m256 qv3 = _mm256_loadu_ps(q3 + 120);
-      { __m256 kv = attngen_bf16_load_avx2(k0 + 120); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = attngen_bf16_load_avx2(k1 + 120); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps();
+    __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps(), acc2_2 = _mm256_setzero_ps();
+    __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps(), acc3_2 = _mm256_setzero_ps();
+    { __m256 kv0 = attngen_bf16_load_avx2(k0); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_bf16_load_avx2(k1); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_bf16_load_avx2(k2); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = attngen_bf16_load_avx2(k0 + 8); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_bf16_load_avx2(k1 + 8); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_bf16_load_avx2(k2 + 8); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 8); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 8); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 8); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 8); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = attngen_bf16_load_avx2(k0 + 16); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_bf16_load_avx2(k1 + 16); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_bf16_load_avx2(k2 + 16); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 16); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 16); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 16); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 16); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = attngen_bf16_load_avx2(k0 + 24); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_bf16_load_avx2(k1 + 24); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_bf16_load_avx2(k2 + 24); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 24); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 24); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 24); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 24); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = attngen_bf16_load_avx2(k0 + 32); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_bf16_load_avx2(k1 + 32); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_bf16_load_avx2(k2 + 32); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 32); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 32); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 32); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 32); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = attngen_bf16_load_avx2(k0 + 40); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_bf16_load_avx2(k1 + 40); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_bf16_load_avx2(k2 + 40); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 40); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 40); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 40); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 40); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = attngen_bf16_load_avx2(k0 + 48); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_bf16_load_avx2(k1 + 48); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_bf16_load_avx2(k2 + 48); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 48); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 48); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 48); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 48); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = attngen_bf16_load_avx2(k0 + 56); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_bf16_load_avx2(k1 + 56); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_bf16_load_avx2(k2 + 56); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 56); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 56); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 56); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 56); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = attngen_bf16_load_avx2(k0 + 64); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_bf16_load_avx2(k1 + 64); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_bf16_load_avx2(k2 + 64); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 64); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 64); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 64); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 64); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = attngen_bf16_load_avx2(k0 + 72); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_bf16_load_avx2(k1 + 72); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_bf16_load_avx2(k2 + 72); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 72); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 72); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 72); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 72); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = attngen_bf16_load_avx2(k0 + 80); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_bf16_load_avx2(k1 + 80); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_bf16_load_avx2(k2 + 80); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 80); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 80); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 80); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 80); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = attngen_bf16_load_avx2(k0 + 88); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_bf16_load_avx2(k1 + 88); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_bf16_load_avx2(k2 + 88); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 88); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 88); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 88); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 88); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = attngen_bf16_load_avx2(k0 + 96); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_bf16_load_avx2(k1 + 96); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_bf16_load_avx2(k2 + 96); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 96); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 96); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 96); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 96); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = attngen_bf16_load_avx2(k0 + 104); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_bf16_load_avx2(k1 + 104); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_bf16_load_avx2(k2 + 104); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 104); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 104); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 104); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 104); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = attngen_bf16_load_avx2(k0 + 112); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_bf16_load_avx2(k1 + 112); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_bf16_load_avx2(k2 + 112); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 112); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 112); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 112); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 112); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = attngen_bf16_load_avx2(k0 + 120); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_bf16_load_avx2(k1 + 120); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_bf16_load_avx2(k2 + 120); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 120); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 120); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 120); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 120); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
     attngen_hsum4_avx2(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
     attngen_hsum4_avx2(s + 256, acc0_1, acc1_1, acc2_1, acc3_1);
+    attngen_hsum4_avx2(s + 512, acc0_2, acc1_2, acc2_2, acc3_2);
   }
 }
 
@@ -6570,78 +6672,113 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x64_t256_bf16_
   }
 }
 
-/* S[r][j] = Q_r · K_j for 4 query rows and KB=2 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=3 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x2_t256_int8__avx2(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x3_t256_int8__avx2(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s)
 {
   const int8_t *restrict k0 = krow[0];
   const float *restrict ks0 = ksrow[0];
   const int8_t *restrict k1 = krow[1];
   const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 128;
     const float *restrict q2 = qp + 2 * 128;
     const float *restrict q3 = qp + 3 * 128;
-    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps();
-    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps();
-    __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps();
-    __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps();
-    { const __m256 qv0 = _mm256_loadu_ps(q0); const __m256 qv1 = _mm256_loadu_ps(q1); const __m256 qv2 = _mm256_loadu_ps(q2); const __m256 qv3 = _mm256_loadu_ps(q3);
-      { __m256 kv = attngen_i8_load_avx2(k0); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = attngen_i8_load_avx2(k1); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 8); const __m256 qv1 = _mm256_loadu_ps(q1 + 8); const __m256 qv2 = _mm256_loadu_ps(q2 + 8); const __m256 qv3 = _mm256_loadu_ps(q3 + 8);
-      { __m256 kv = attngen_i8_load_avx2(k0 + 8); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = attngen_i8_load_avx2(k1 + 8); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 16); const __m256 qv1 = _mm256_loadu_ps(q1 + 16); const __m256 qv2 = _mm256_loadu_ps(q2 + 16); const __m256 qv3 = _mm256_loadu_ps(q3 + 16);
-      { __m256 kv = attngen_i8_load_avx2(k0 + 16); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = attngen_i8_load_avx2(k1 + 16); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 24); const __m256 qv1 = _mm256_loadu_ps(q1 + 24); const __m256 qv2 = _mm256_loadu_ps(q2 + 24); const __m256 qv3 = _mm256_loadu_ps(q3 + 24);
-      { __m256 kv = attngen_i8_load_avx2(k0 + 24); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = attngen_i8_load_avx2(k1 + 24); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 32); const __m256 qv1 = _mm256_loadu_ps(q1 + 32); const __m256 qv2 = _mm256_loadu_ps(q2 + 32); const __m256 qv3 = _mm256_loadu_ps(q3 + 32);
-      { __m256 kv = attngen_i8_load_avx2(k0 + 32); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = attngen_i8_load_avx2(k1 + 32); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 40); const __m256 qv1 = _mm256_loadu_ps(q1 + 40); const __m256 qv2 = _mm256_loadu_ps(q2 + 40); const __m256 qv3 = _mm256_loadu_ps(q3 + 40);
-      { __m256 kv = attngen_i8_load_avx2(k0 + 40); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = attngen_i8_load_avx2(k1 + 40); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 48); const __m256 qv1 = _mm256_loadu_ps(q1 + 48); const __m256 qv2 = _mm256_loadu_ps(q2 + 48); const __m256 qv3 = _mm256_loadu_ps(q3 + 48);
-      { __m256 kv = attngen_i8_load_avx2(k0 + 48); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = attngen_i8_load_avx2(k1 + 48); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 56); const __m256 qv1 = _mm256_loadu_ps(q1 + 56); const __m256 qv2 = _mm256_loadu_ps(q2 + 56); const __m256 qv3 = _mm256_loadu_ps(q3 + 56);
-      { __m256 kv = attngen_i8_load_avx2(k0 + 56); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = attngen_i8_load_avx2(k1 + 56); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 64); const __m256 qv1 = _mm256_loadu_ps(q1 + 64); const __m256 qv2 = _mm256_loadu_ps(q2 + 64); const __m256 qv3 = _mm256_loadu_ps(q3 + 64);
-      { __m256 kv = attngen_i8_load_avx2(k0 + 64); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = attngen_i8_load_avx2(k1 + 64); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 72); const __m256 qv1 = _mm256_loadu_ps(q1 + 72); const __m256 qv2 = _mm256_loadu_ps(q2 + 72); const __m256 qv3 = _mm256_loadu_ps(q3 + 72);
-      { __m256 kv = attngen_i8_load_avx2(k0 + 72); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = attngen_i8_load_avx2(k1 + 72); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 80); const __m256 qv1 = _mm256_loadu_ps(q1 + 80); const __m256 qv2 = _mm256_loadu_ps(q2 + 80); const __m256 qv3 = _mm256_loadu_ps(q3 + 80);
-      { __m256 kv = attngen_i8_load_avx2(k0 + 80); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = attngen_i8_load_avx2(k1 + 80); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 88); const __m256 qv1 = _mm256_loadu_ps(q1 + 88); const __m256 qv2 = _mm256_loadu_ps(q2 + 88); const __m256 qv3 = _mm256_loadu_ps(q3 + 88);
-      { __m256 kv = attngen_i8_load_avx2(k0 + 88); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = attngen_i8_load_avx2(k1 + 88); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 96); const __m256 qv1 = _mm256_loadu_ps(q1 + 96); const __m256 qv2 = _mm256_loadu_ps(q2 + 96); const __m256 qv3 = _mm256_loadu_ps(q3 + 96);
-      { __m256 kv = attngen_i8_load_avx2(k0 + 96); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = attngen_i8_load_avx2(k1 + 96); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 104); const __m256 qv1 = _mm256_loadu_ps(q1 + 104); const __m256 qv2 = _mm256_loadu_ps(q2 + 104); const __m256 qv3 = _mm256_loadu_ps(q3 + 104);
-      { __m256 kv = attngen_i8_load_avx2(k0 + 104); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = attngen_i8_load_avx2(k1 + 104); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 112); const __m256 qv1 = _mm256_loadu_ps(q1 + 112); const __m256 qv2 = _mm256_loadu_ps(q2 + 112); const __m256 qv3 = _mm256_loadu_ps(q3 + 112);
-      { __m256 kv = attngen_i8_load_avx2(k0 + 112); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = attngen_i8_load_avx2(k1 + 112); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 120); const __m256 qv1 = _mm256_loadu_ps(q1 + 120); const __m256 qv2 = _mm256_loadu_ps(q2 + 120); const __m256 qv3 = _mm256_loadu_ps(q3 + 120);
-      { __m256 kv = attngen_i8_load_avx2(k0 + 120); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = attngen_i8_load_avx2(k1 + 120); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps();
+    __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps(), acc2_2 = _mm256_setzero_ps();
+    __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps(), acc3_2 = _mm256_setzero_ps();
+    { __m256 kv0 = attngen_i8_load_avx2(k0); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_i8_load_avx2(k1); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_i8_load_avx2(k2); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = attngen_i8_load_avx2(k0 + 8); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_i8_load_avx2(k1 + 8); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_i8_load_avx2(k2 + 8); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 8); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 8); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 8); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 8); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = attngen_i8_load_avx2(k0 + 16); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_i8_load_avx2(k1 + 16); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_i8_load_avx2(k2 + 16); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 16); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 16); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 16); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 16); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = attngen_i8_load_avx2(k0 + 24); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_i8_load_avx2(k1 + 24); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_i8_load_avx2(k2 + 24); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 24); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 24); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 24); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 24); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = attngen_i8_load_avx2(k0 + 32); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_i8_load_avx2(k1 + 32); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_i8_load_avx2(k2 + 32); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 32); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 32); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 32); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 32); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = attngen_i8_load_avx2(k0 + 40); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_i8_load_avx2(k1 + 40); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_i8_load_avx2(k2 + 40); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 40); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 40); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 40); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 40); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = attngen_i8_load_avx2(k0 + 48); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_i8_load_avx2(k1 + 48); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_i8_load_avx2(k2 + 48); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 48); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 48); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 48); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 48); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = attngen_i8_load_avx2(k0 + 56); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_i8_load_avx2(k1 + 56); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_i8_load_avx2(k2 + 56); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 56); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 56); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 56); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 56); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = attngen_i8_load_avx2(k0 + 64); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_i8_load_avx2(k1 + 64); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_i8_load_avx2(k2 + 64); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 64); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 64); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 64); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 64); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = attngen_i8_load_avx2(k0 + 72); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_i8_load_avx2(k1 + 72); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_i8_load_avx2(k2 + 72); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 72); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 72); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 72); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 72); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = attngen_i8_load_avx2(k0 + 80); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_i8_load_avx2(k1 + 80); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_i8_load_avx2(k2 + 80); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 80); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 80); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 80); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 80); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = attngen_i8_load_avx2(k0 + 88); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_i8_load_avx2(k1 + 88); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_i8_load_avx2(k2 + 88); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 88); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 88); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 88); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 88); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = attngen_i8_load_avx2(k0 + 96); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_i8_load_avx2(k1 + 96); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_i8_load_avx2(k2 + 96); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 96); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 96); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 96); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 96); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = attngen_i8_load_avx2(k0 + 104); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_i8_load_avx2(k1 + 104); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_i8_load_avx2(k2 + 104); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 104); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 104); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 104); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 104); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = attngen_i8_load_avx2(k0 + 112); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_i8_load_avx2(k1 + 112); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_i8_load_avx2(k2 + 112); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 112); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 112); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 112); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 112); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = attngen_i8_load_avx2(k0 + 120); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_i8_load_avx2(k1 + 120); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_i8_load_avx2(k2 + 120); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 120); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 120); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 120); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 120); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
     attngen_hsum4_avx2(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
     attngen_hsum4_avx2(s + 256, acc0_1, acc1_1, acc2_1, acc3_1);
-    s[0] *= ks0[0]; s[256] *= ks1[0];
-    s[1] *= ks0[0]; s[257] *= ks1[0];
-    s[2] *= ks0[0]; s[258] *= ks1[0];
-    s[3] *= ks0[0]; s[259] *= ks1[0];
+    attngen_hsum4_avx2(s + 512, acc0_2, acc1_2, acc2_2, acc3_2);
+    s[0] *= ks0[0]; s[256] *= ks1[0]; s[512] *= ks2[0];
+    s[1] *= ks0[0]; s[257] *= ks1[0]; s[513] *= ks2[0];
+    s[2] *= ks0[0]; s[258] *= ks1[0]; s[514] *= ks2[0];
+    s[3] *= ks0[0]; s[259] *= ks1[0]; s[515] *= ks2[0];
   }
 }
 
@@ -7286,7 +7423,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_prefill__avx2(c
   }
 }
 
-/* attn_h32_kv8_d128_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+/* attn_h32_kv8_d128_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x3 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -7300,11 +7437,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
   const int rows_all = nh * rows_pv;
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
-  float *restrict m_all = scratch + 32768, *restrict l_all = scratch + 33024;
-  float *restrict alpha = scratch + 33280; /* rescale per row */
-  float *restrict lim = scratch + 33536; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 33792); /* exclusive key limit per row */
-  float *restrict state = scratch + 34048; /* per kv head: Q tile, O */
+  float *restrict m_all = scratch + 36864, *restrict l_all = scratch + 37120;
+  float *restrict alpha = scratch + 37376; /* rescale per row */
+  float *restrict lim = scratch + 37632; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 37888); /* exclusive key limit per row */
+  float *restrict state = scratch + 38144; /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -7375,7 +7512,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
   {
     const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 1);
     const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
-    for (int j = 0; j < 128; ++j) {
+    for (int j = 0; j < 144; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
       for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
@@ -7405,7 +7542,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 2, block after
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 3, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
@@ -7449,19 +7586,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 2) {
-        ptrdiff_t koff[2]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 2; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 3) {
+        ptrdiff_t koff[3]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 3; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[2];
-          for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j];
+          const float *krow[3];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d128_4x2_t256__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_4x3_t256__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -7538,7 +7675,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
   }
 }
 
-/* attn_h32_kv8_d128_causal_decode_f16__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+/* attn_h32_kv8_d128_causal_decode_f16__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x3 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_decode_f16__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -7552,11 +7689,11 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_decode_f16__avx2(c
   const int rows_all = nh * rows_pv;
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
-  float *restrict m_all = scratch + 32768, *restrict l_all = scratch + 33024;
-  float *restrict alpha = scratch + 33280; /* rescale per row */
-  float *restrict lim = scratch + 33536; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 33792); /* exclusive key limit per row */
-  float *restrict state = scratch + 34048; /* per kv head: Q tile, O */
+  float *restrict m_all = scratch + 36864, *restrict l_all = scratch + 37120;
+  float *restrict alpha = scratch + 37376; /* rescale per row */
+  float *restrict lim = scratch + 37632; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 37888); /* exclusive key limit per row */
+  float *restrict state = scratch + 38144; /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -7620,7 +7757,7 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_decode_f16__avx2(c
   {
     const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 1);
     const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
-    for (int j = 0; j < 128; ++j) {
+    for (int j = 0; j < 144; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
       for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
@@ -7650,7 +7787,7 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_decode_f16__avx2(c
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 2, block after
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 3, block after
      * block, each block's token rows head after head. */
     const uint16_t *kbase = (const uint16_t *)a->k_f16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
@@ -7680,20 +7817,20 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_decode_f16__avx2(c
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 2) {
-        ptrdiff_t koff[2]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 2; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 3) {
+        ptrdiff_t koff[3]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 3; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
-          const uint16_t *krow[2];
-          for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j];
+          const uint16_t *krow[3];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + koff[j];
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 2 ? kend - tk : j0 + 2; /* rows past the sequence's end: none */
+            const int j1 = kend - tk < j0 + 3 ? kend - tk : j0 + 3; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const uint16_t *rb = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : (const uint16_t *)a->k_f16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -7706,7 +7843,7 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_decode_f16__avx2(c
           }
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d128_4x2_t256_f16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_4x3_t256_f16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -7812,7 +7949,7 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_decode_f16__avx2(c
   }
 }
 
-/* attn_h32_kv8_d128_causal_decode_bf16__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+/* attn_h32_kv8_d128_causal_decode_bf16__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x3 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_bf16__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -7826,11 +7963,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_bf16__avx2(const
   const int rows_all = nh * rows_pv;
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
-  float *restrict m_all = scratch + 32768, *restrict l_all = scratch + 33024;
-  float *restrict alpha = scratch + 33280; /* rescale per row */
-  float *restrict lim = scratch + 33536; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 33792); /* exclusive key limit per row */
-  float *restrict state = scratch + 34048; /* per kv head: Q tile, O */
+  float *restrict m_all = scratch + 36864, *restrict l_all = scratch + 37120;
+  float *restrict alpha = scratch + 37376; /* rescale per row */
+  float *restrict lim = scratch + 37632; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 37888); /* exclusive key limit per row */
+  float *restrict state = scratch + 38144; /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -7894,7 +8031,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_bf16__avx2(const
   {
     const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 1);
     const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
-    for (int j = 0; j < 128; ++j) {
+    for (int j = 0; j < 144; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
       for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
@@ -7924,7 +8061,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_bf16__avx2(const
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 2, block after
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 3, block after
      * block, each block's token rows head after head. */
     const uint16_t *kbase = (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
@@ -7954,20 +8091,20 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_bf16__avx2(const
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 2) {
-        ptrdiff_t koff[2]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 2; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 3) {
+        ptrdiff_t koff[3]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 3; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
-          const uint16_t *krow[2];
-          for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j];
+          const uint16_t *krow[3];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + koff[j];
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 2 ? kend - tk : j0 + 2; /* rows past the sequence's end: none */
+            const int j1 = kend - tk < j0 + 3 ? kend - tk : j0 + 3; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const uint16_t *rb = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -7980,7 +8117,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_bf16__avx2(const
           }
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d128_4x2_t256_bf16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_4x3_t256_bf16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -8086,7 +8223,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_bf16__avx2(const
   }
 }
 
-/* attn_h32_kv8_d128_causal_decode_int8__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+/* attn_h32_kv8_d128_causal_decode_int8__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x3 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_int8__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -8100,11 +8237,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_int8__avx2(const
   const int rows_all = nh * rows_pv;
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
-  float *restrict m_all = scratch + 32768, *restrict l_all = scratch + 33024;
-  float *restrict alpha = scratch + 33280; /* rescale per row */
-  float *restrict lim = scratch + 33536; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 33792); /* exclusive key limit per row */
-  float *restrict state = scratch + 34048; /* per kv head: Q tile, O */
+  float *restrict m_all = scratch + 36864, *restrict l_all = scratch + 37120;
+  float *restrict alpha = scratch + 37376; /* rescale per row */
+  float *restrict lim = scratch + 37632; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 37888); /* exclusive key limit per row */
+  float *restrict state = scratch + 38144; /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -8167,7 +8304,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_int8__avx2(const
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
     const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
-    for (int j = 0; j < 128; ++j) {
+    for (int j = 0; j < 144; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
       for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
@@ -8197,7 +8334,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_int8__avx2(const
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 1 in order. Else: blocks of 2, block after
+     * Contiguous rows: head after head, each head's blocks of 1 in order. Else: blocks of 3, block after
      * block, each block's token rows head after head. */
     const int8_t *kbase = (const int8_t *)a->k_i8 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
@@ -8236,22 +8373,22 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_int8__avx2(const
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 2) {
-        ptrdiff_t koff[2]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 2; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        ptrdiff_t ksoff[2]; /* and their scales' */
-        for (int j = 0; j < 2; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+      for (int j0 = 0; j0 < n; j0 += 3) {
+        ptrdiff_t koff[3]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 3; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t ksoff[3]; /* and their scales' */
+        for (int j = 0; j < 3; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
-          const int8_t *krow[2];
-          for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j];
+          const int8_t *krow[3];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + koff[j];
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 2 ? kend - tk : j0 + 2; /* rows past the sequence's end: none */
+            const int j1 = kend - tk < j0 + 3 ? kend - tk : j0 + 3; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -8267,11 +8404,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_int8__avx2(const
             }
           }
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
-          const float *ksrow[2];
-          for (int j = 0; j < 2; ++j) ksrow[j] = ksh + ksoff[j];
+          const float *ksrow[3];
+          for (int j = 0; j < 3; ++j) ksrow[j] = ksh + ksoff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d128_4x2_t256_int8__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_4x3_t256_int8__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -8382,7 +8519,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_int8__avx2(const
   }
 }
 
-/* attn_h32_kv8_d128_causal_padding_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+/* attn_h32_kv8_d128_causal_padding_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x3 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -8396,11 +8533,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
   const int rows_all = nh * rows_pv;
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
-  float *restrict m_all = scratch + 32768, *restrict l_all = scratch + 33024;
-  float *restrict alpha = scratch + 33280; /* rescale per row */
-  float *restrict lim = scratch + 33536; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 33792); /* exclusive key limit per row */
-  float *restrict state = scratch + 34048; /* per kv head: Q tile, O */
+  float *restrict m_all = scratch + 36864, *restrict l_all = scratch + 37120;
+  float *restrict alpha = scratch + 37376; /* rescale per row */
+  float *restrict lim = scratch + 37632; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 37888); /* exclusive key limit per row */
+  float *restrict state = scratch + 38144; /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -8471,7 +8608,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
   {
     const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 1);
     const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
-    for (int j = 0; j < 128; ++j) {
+    for (int j = 0; j < 144; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
       for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
@@ -8502,7 +8639,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 2, block after
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 3, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
@@ -8546,19 +8683,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 2) {
-        ptrdiff_t koff[2]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 2; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 3) {
+        ptrdiff_t koff[3]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 3; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[2];
-          for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j];
+          const float *krow[3];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d128_4x2_t256__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_4x3_t256__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -8635,7 +8772,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
   }
 }
 
-/* attn_h32_kv8_d128_causal_padding_decode_f16__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+/* attn_h32_kv8_d128_causal_padding_decode_f16__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x3 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_padding_decode_f16__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -8649,11 +8786,11 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_padding_decode_f16
   const int rows_all = nh * rows_pv;
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
-  float *restrict m_all = scratch + 32768, *restrict l_all = scratch + 33024;
-  float *restrict alpha = scratch + 33280; /* rescale per row */
-  float *restrict lim = scratch + 33536; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 33792); /* exclusive key limit per row */
-  float *restrict state = scratch + 34048; /* per kv head: Q tile, O */
+  float *restrict m_all = scratch + 36864, *restrict l_all = scratch + 37120;
+  float *restrict alpha = scratch + 37376; /* rescale per row */
+  float *restrict lim = scratch + 37632; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 37888); /* exclusive key limit per row */
+  float *restrict state = scratch + 38144; /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -8717,7 +8854,7 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_padding_decode_f16
   {
     const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 1);
     const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
-    for (int j = 0; j < 128; ++j) {
+    for (int j = 0; j < 144; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
       for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
@@ -8748,7 +8885,7 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_padding_decode_f16
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 2, block after
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 3, block after
      * block, each block's token rows head after head. */
     const uint16_t *kbase = (const uint16_t *)a->k_f16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
@@ -8778,20 +8915,20 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_padding_decode_f16
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 2) {
-        ptrdiff_t koff[2]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 2; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 3) {
+        ptrdiff_t koff[3]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 3; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
-          const uint16_t *krow[2];
-          for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j];
+          const uint16_t *krow[3];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + koff[j];
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 2 ? kend - tk : j0 + 2; /* rows past the sequence's end: none */
+            const int j1 = kend - tk < j0 + 3 ? kend - tk : j0 + 3; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const uint16_t *rb = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : (const uint16_t *)a->k_f16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -8804,7 +8941,7 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_padding_decode_f16
           }
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d128_4x2_t256_f16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_4x3_t256_f16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -8910,7 +9047,7 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_padding_decode_f16
   }
 }
 
-/* attn_h32_kv8_d128_causal_padding_decode_bf16__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+/* attn_h32_kv8_d128_causal_padding_decode_bf16__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x3 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_bf16__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -8924,11 +9061,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_bf16__av
   const int rows_all = nh * rows_pv;
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
-  float *restrict m_all = scratch + 32768, *restrict l_all = scratch + 33024;
-  float *restrict alpha = scratch + 33280; /* rescale per row */
-  float *restrict lim = scratch + 33536; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 33792); /* exclusive key limit per row */
-  float *restrict state = scratch + 34048; /* per kv head: Q tile, O */
+  float *restrict m_all = scratch + 36864, *restrict l_all = scratch + 37120;
+  float *restrict alpha = scratch + 37376; /* rescale per row */
+  float *restrict lim = scratch + 37632; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 37888); /* exclusive key limit per row */
+  float *restrict state = scratch + 38144; /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -8992,7 +9129,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_bf16__av
   {
     const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 1);
     const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
-    for (int j = 0; j < 128; ++j) {
+    for (int j = 0; j < 144; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
       for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
@@ -9023,7 +9160,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_bf16__av
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 2, block after
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 3, block after
      * block, each block's token rows head after head. */
     const uint16_t *kbase = (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
@@ -9053,20 +9190,20 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_bf16__av
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 2) {
-        ptrdiff_t koff[2]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 2; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 3) {
+        ptrdiff_t koff[3]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 3; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
-          const uint16_t *krow[2];
-          for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j];
+          const uint16_t *krow[3];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + koff[j];
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 2 ? kend - tk : j0 + 2; /* rows past the sequence's end: none */
+            const int j1 = kend - tk < j0 + 3 ? kend - tk : j0 + 3; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const uint16_t *rb = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -9079,7 +9216,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_bf16__av
           }
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d128_4x2_t256_bf16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_4x3_t256_bf16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -9185,7 +9322,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_bf16__av
   }
 }
 
-/* attn_h32_kv8_d128_causal_padding_decode_int8__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+/* attn_h32_kv8_d128_causal_padding_decode_int8__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x3 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_int8__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -9199,11 +9336,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_int8__av
   const int rows_all = nh * rows_pv;
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
-  float *restrict m_all = scratch + 32768, *restrict l_all = scratch + 33024;
-  float *restrict alpha = scratch + 33280; /* rescale per row */
-  float *restrict lim = scratch + 33536; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 33792); /* exclusive key limit per row */
-  float *restrict state = scratch + 34048; /* per kv head: Q tile, O */
+  float *restrict m_all = scratch + 36864, *restrict l_all = scratch + 37120;
+  float *restrict alpha = scratch + 37376; /* rescale per row */
+  float *restrict lim = scratch + 37632; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 37888); /* exclusive key limit per row */
+  float *restrict state = scratch + 38144; /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -9266,7 +9403,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_int8__av
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
     const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
-    for (int j = 0; j < 128; ++j) {
+    for (int j = 0; j < 144; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
       for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
@@ -9297,7 +9434,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_int8__av
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 1 in order. Else: blocks of 2, block after
+     * Contiguous rows: head after head, each head's blocks of 1 in order. Else: blocks of 3, block after
      * block, each block's token rows head after head. */
     const int8_t *kbase = (const int8_t *)a->k_i8 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
@@ -9336,22 +9473,22 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_int8__av
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 2) {
-        ptrdiff_t koff[2]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 2; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        ptrdiff_t ksoff[2]; /* and their scales' */
-        for (int j = 0; j < 2; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+      for (int j0 = 0; j0 < n; j0 += 3) {
+        ptrdiff_t koff[3]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 3; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t ksoff[3]; /* and their scales' */
+        for (int j = 0; j < 3; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
-          const int8_t *krow[2];
-          for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j];
+          const int8_t *krow[3];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + koff[j];
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 2 ? kend - tk : j0 + 2; /* rows past the sequence's end: none */
+            const int j1 = kend - tk < j0 + 3 ? kend - tk : j0 + 3; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -9367,11 +9504,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_int8__av
             }
           }
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
-          const float *ksrow[2];
-          for (int j = 0; j < 2; ++j) ksrow[j] = ksh + ksoff[j];
+          const float *ksrow[3];
+          for (int j = 0; j < 3; ++j) ksrow[j] = ksh + ksoff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d128_4x2_t256_int8__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_4x3_t256_int8__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -16789,21 +16926,21 @@ static const attngen_kernel_info attngen_table_llama_3_8b_kernels[] = {
   { "attn_h32_kv8_d128_causal_padding_prefill_int8__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, ATTNGEN_KV_INT8, 0, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d128_causal_padding_prefill__avx2, 0 },
   { "attn_h32_kv8_d128_causal_decode__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 32, 8, 103680, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_decode__avx2, 0 },
   { "attn_h32_kv8_d128_causal_decode_f16__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F16, 0, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_decode_f16__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F16, 0, { 8, 0, 32, 8, 103680, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_decode_f16__avx2, 0 },
   { "attn_h32_kv8_d128_causal_decode_bf16__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_BF16, 0, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_decode_bf16__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_BF16, 0, { 8, 0, 32, 8, 103680, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_decode_bf16__avx2, 0 },
   { "attn_h32_kv8_d128_causal_decode_int8__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_INT8, 0, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_decode_int8__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_INT8, 0, { 8, 0, 32, 8, 103680, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_decode_int8__avx2, 0 },
   { "attn_h32_kv8_d128_causal_padding_decode__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_padding_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 32, 8, 103680, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_padding_decode__avx2, 0 },
   { "attn_h32_kv8_d128_causal_padding_decode_f16__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F16, 0, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_padding_decode_f16__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F16, 0, { 8, 0, 32, 8, 103680, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_padding_decode_f16__avx2, 0 },
   { "attn_h32_kv8_d128_causal_padding_decode_bf16__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_BF16, 0, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_padding_decode_bf16__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_BF16, 0, { 8, 0, 32, 8, 103680, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_padding_decode_bf16__avx2, 0 },
   { "attn_h32_kv8_d128_causal_padding_decode_int8__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_INT8, 0, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_padding_decode_int8__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_INT8, 0, { 8, 0, 32, 8, 103680, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_padding_decode_int8__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h32_kv8_d128_causal_prefill__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,

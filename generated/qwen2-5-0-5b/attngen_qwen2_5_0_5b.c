@@ -2558,30 +2558,46 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d64_4x2_t112__avx
     __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps();
     __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps();
     __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps();
-    { const __m256 qv0 = _mm256_loadu_ps(q0); const __m256 qv1 = _mm256_loadu_ps(q1); const __m256 qv2 = _mm256_loadu_ps(q2); const __m256 qv3 = _mm256_loadu_ps(q3);
-      { __m256 kv = _mm256_loadu_ps(k0); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 8); const __m256 qv1 = _mm256_loadu_ps(q1 + 8); const __m256 qv2 = _mm256_loadu_ps(q2 + 8); const __m256 qv3 = _mm256_loadu_ps(q3 + 8);
-      { __m256 kv = _mm256_loadu_ps(k0 + 8); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 8); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 16); const __m256 qv1 = _mm256_loadu_ps(q1 + 16); const __m256 qv2 = _mm256_loadu_ps(q2 + 16); const __m256 qv3 = _mm256_loadu_ps(q3 + 16);
-      { __m256 kv = _mm256_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 24); const __m256 qv1 = _mm256_loadu_ps(q1 + 24); const __m256 qv2 = _mm256_loadu_ps(q2 + 24); const __m256 qv3 = _mm256_loadu_ps(q3 + 24);
-      { __m256 kv = _mm256_loadu_ps(k0 + 24); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 24); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 32); const __m256 qv1 = _mm256_loadu_ps(q1 + 32); const __m256 qv2 = _mm256_loadu_ps(q2 + 32); const __m256 qv3 = _mm256_loadu_ps(q3 + 32);
-      { __m256 kv = _mm256_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 40); const __m256 qv1 = _mm256_loadu_ps(q1 + 40); const __m256 qv2 = _mm256_loadu_ps(q2 + 40); const __m256 qv3 = _mm256_loadu_ps(q3 + 40);
-      { __m256 kv = _mm256_loadu_ps(k0 + 40); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 40); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 48); const __m256 qv1 = _mm256_loadu_ps(q1 + 48); const __m256 qv2 = _mm256_loadu_ps(q2 + 48); const __m256 qv3 = _mm256_loadu_ps(q3 + 48);
-      { __m256 kv = _mm256_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 56); const __m256 qv1 = _mm256_loadu_ps(q1 + 56); const __m256 qv2 = _mm256_loadu_ps(q2 + 56); const __m256 qv3 = _mm256_loadu_ps(q3 + 56);
-      { __m256 kv = _mm256_loadu_ps(k0 + 56); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 56); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1); ATTNGEN_PIN_AVX2(kv1);
+      { const __m256 qv = _mm256_loadu_ps(q0); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); }
+      { const __m256 qv = _mm256_loadu_ps(q1); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); }
+      { const __m256 qv = _mm256_loadu_ps(q2); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); }
+      { const __m256 qv = _mm256_loadu_ps(q3); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 8); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 8); ATTNGEN_PIN_AVX2(kv1);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 8); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 8); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 8); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 8); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX2(kv1);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 16); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 16); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 16); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 16); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 24); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 24); ATTNGEN_PIN_AVX2(kv1);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 24); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 24); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 24); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 24); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX2(kv1);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 32); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 32); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 32); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 32); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 40); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 40); ATTNGEN_PIN_AVX2(kv1);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 40); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 40); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 40); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 40); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX2(kv1);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 48); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 48); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 48); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 48); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 56); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 56); ATTNGEN_PIN_AVX2(kv1);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 56); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 56); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 56); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 56); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); } }
     attngen_hsum4_avx2(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
     attngen_hsum4_avx2(s + 112, acc0_1, acc1_1, acc2_1, acc3_1);
   }
@@ -2602,30 +2618,38 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d64_3of4x2_t112__
     __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps();
     __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps();
     const __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps(); /* rows past the live ones: S = 0 */
-    { const __m256 qv0 = _mm256_loadu_ps(q0); const __m256 qv1 = _mm256_loadu_ps(q1); const __m256 qv2 = _mm256_loadu_ps(q2);
-      { __m256 kv = _mm256_loadu_ps(k0); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); }
-      { __m256 kv = _mm256_loadu_ps(k1); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 8); const __m256 qv1 = _mm256_loadu_ps(q1 + 8); const __m256 qv2 = _mm256_loadu_ps(q2 + 8);
-      { __m256 kv = _mm256_loadu_ps(k0 + 8); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 8); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 16); const __m256 qv1 = _mm256_loadu_ps(q1 + 16); const __m256 qv2 = _mm256_loadu_ps(q2 + 16);
-      { __m256 kv = _mm256_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 24); const __m256 qv1 = _mm256_loadu_ps(q1 + 24); const __m256 qv2 = _mm256_loadu_ps(q2 + 24);
-      { __m256 kv = _mm256_loadu_ps(k0 + 24); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 24); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 32); const __m256 qv1 = _mm256_loadu_ps(q1 + 32); const __m256 qv2 = _mm256_loadu_ps(q2 + 32);
-      { __m256 kv = _mm256_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 40); const __m256 qv1 = _mm256_loadu_ps(q1 + 40); const __m256 qv2 = _mm256_loadu_ps(q2 + 40);
-      { __m256 kv = _mm256_loadu_ps(k0 + 40); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 40); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 48); const __m256 qv1 = _mm256_loadu_ps(q1 + 48); const __m256 qv2 = _mm256_loadu_ps(q2 + 48);
-      { __m256 kv = _mm256_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 56); const __m256 qv1 = _mm256_loadu_ps(q1 + 56); const __m256 qv2 = _mm256_loadu_ps(q2 + 56);
-      { __m256 kv = _mm256_loadu_ps(k0 + 56); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 56); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1); ATTNGEN_PIN_AVX2(kv1);
+      { const __m256 qv = _mm256_loadu_ps(q0); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); }
+      { const __m256 qv = _mm256_loadu_ps(q1); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); }
+      { const __m256 qv = _mm256_loadu_ps(q2); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 8); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 8); ATTNGEN_PIN_AVX2(kv1);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 8); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 8); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 8); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX2(kv1);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 16); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 16); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 16); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 24); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 24); ATTNGEN_PIN_AVX2(kv1);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 24); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 24); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 24); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX2(kv1);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 32); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 32); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 32); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 40); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 40); ATTNGEN_PIN_AVX2(kv1);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 40); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 40); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 40); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX2(kv1);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 48); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 48); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 48); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 56); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 56); ATTNGEN_PIN_AVX2(kv1);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 56); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 56); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 56); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); } }
     attngen_hsum4_avx2(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
     attngen_hsum4_avx2(s + 112, acc0_1, acc1_1, acc2_1, acc3_1);
   }
