@@ -201,9 +201,13 @@ function plan.for_kernel(k)
     -- kv_len 16384, Zen 4: see docs/performance.md.
     local lanes = blk.rows_in_lanes
     if D and lanes and dtype == "f32" and p.columns then
-      p.lanes = { kb = lanes.kb, min_rows = math.max(lanes.min_rows, W) }
+      -- panels of rv vectors of rows (rv x W rows a panel: the rows then fill whole panels) against kb keys, in
+      -- tiles of `keys` keys when given (a multiple of kb, so no block repeats a key)
+      local rv = lanes.rv or 1
+      p.lanes = { kb = lanes.kb, rv = rv, keys = lanes.keys, min_rows = math.max(lanes.min_rows, rv * W) }
     end
-    p.keys_padded = round_up(math.max(type(p.keys) == "number" and p.keys or blk.keys, p.keys_contig),
+    p.keys_padded = round_up(math.max(type(p.keys) == "number" and p.keys or blk.keys, p.keys_contig,
+        p.lanes and p.lanes.keys or 0),
       lcm(lcm(lcm(p.kb, p.kb_contig), W), p.lanes and p.lanes.kb or 1))
     -- rows computed are padded to the blocking only (padding to 4 made MHA decode compute 4 rows for its 1)
     p.row_align = lcm(lcm(p.rb, p.rb_contig), p.pr)
@@ -363,9 +367,10 @@ function plan.microkernels(isa, p, D, G)
     local function qk_name(rows) return string.format("attngen_qkdot_%s_%sx%d%s%s__%s", dim, rows, p.kb, qk_stride, ty, isa.name) end
     local function pv_name(rows) return string.format("attngen_pv_%s_%sx%d%s%s__%s", dim, rows, p.pvv * W, pv_stride, ty, isa.name) end
     mk.qk_name, mk.pv_name = qk_name(p.rb), pv_name(p.pr)
-    if p.lanes then -- rows in the lanes: prefill's microkernel on panels of W rows of Qᵀ (row stride W)
-      mk.qk_lanes = { name = string.format("attngen_qk_%s_%dx%d_q%d%s__%s", dim, W, p.lanes.kb, W, qk_stride, isa.name),
-                      kb = p.lanes.kb, rv = 1, qts = W, qs = mk.qs, unroll = isa.prefill.unroll }
+    if p.lanes then -- rows in the lanes: prefill's microkernel on panels of rv x W rows of Qᵀ (that row stride)
+      local pw = p.lanes.rv * W
+      mk.qk_lanes = { name = string.format("attngen_qk_%s_%dx%d_q%d%s__%s", dim, pw, p.lanes.kb, pw, qk_stride, isa.name),
+                      kb = p.lanes.kb, rv = p.lanes.rv, qts = pw, qs = mk.qs, unroll = isa.prefill.unroll }
     end
     mk.pvs = { { name = mk.pv_name, D = D, unroll = p.unroll } } -- one P·V microkernel for the whole head_dim
     -- and the blocks for rows contiguous per head (see pvv_contig), when they differ

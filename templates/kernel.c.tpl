@@ -362,7 +362,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
   const ptrdiff_t state_floats = 2 * q_floats;
 @   if plan.lanes then
   /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole vectors (no horizontal sums) */
-  const int lanes = rows >= $(I(plan.lanes.min_rows)) && rows % $(I(W)) == 0 && rows_pv == rows;
+  const int lanes = rows >= $(I(plan.lanes.min_rows)) && rows % $(I(plan.lanes.rv * W)) == 0 && rows_pv == rows;
 @   end
 @ else
   const ptrdiff_t state_floats = $(I(plan.scratch.state_floats));
@@ -473,9 +473,10 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @ end
     }
 @ if decode and plan.lanes then
-    if (lanes) { /* rows in the lanes: Qᵀ in panels of $(I(W)) rows (row stride $(I(W))), through O's space */
+@   local PW = plan.lanes.rv * W
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of $(I(PW)) rows (row stride $(I(PW))), through O's space */
       for (int r = 0; r < rows; ++r)
-        for (int k = 0; k < $(D); ++k) ot[(r / $(I(W))) * $(I(kern.D * W)) + k * $(I(W)) + r % $(I(W))] = qt[r * dp + k];
+        for (int k = 0; k < $(D); ++k) ot[(r / $(I(PW))) * $(I(kern.D * PW)) + k * $(I(PW)) + r % $(I(PW))] = qt[r * dp + k];
       memcpy(qt, ot, sizeof(float) * (size_t)rows * $(D));
     }
 @ end
@@ -565,7 +566,11 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
    * $(I(plan.keys_contig)) keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of $(I(NK)), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == $(D) && vs == $(D);
+@   if plan.lanes and plan.lanes.keys then
+  const int nk = contig ? $(I(plan.keys_contig)) : lanes ? $(I(plan.lanes.keys)) : $(I(NK)); /* rows in the lanes: tiles of whole key blocks */
+@   else
   const int nk = contig ? $(I(plan.keys_contig)) : $(I(NK));
+@   end
 @   if plan.stream_prefetch then
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
    * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
@@ -617,7 +622,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @     end
 @   end
 @   if plan.lanes then
-    if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
+    if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
       for (int j0 = 0; j0 < n; j0 += $(I(plan.lanes.kb))) {
         ptrdiff_t koff[$(I(plan.lanes.kb))];
         for (int j = 0; j < $(I(plan.lanes.kb)); ++j) koff[j] = $(block_key("a->k_stride.batch", "ks"));
@@ -627,7 +632,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
           const float *krow[$(I(plan.lanes.kb))];
           for (int j = 0; j < $(I(plan.lanes.kb)); ++j) krow[j] = kh + koff[j];
 @   prefetch_token_major("          ", "hh", "j0", I(plan.lanes.kb))
-          for (int r0 = 0; r0 < rows; r0 += $(I(W)))
+          for (int r0 = 0; r0 < rows; r0 += $(I(plan.lanes.rv * W)))
             $(mk.qk_lanes.name)(qt + r0 * $(I(kern.D)), krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }

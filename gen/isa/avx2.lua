@@ -36,9 +36,11 @@ return {
     -- cache (Zen 4, AVX2 kernels, interleaved): h32/kv8/d128 head-major 10.0 GB/s at 32 keys, 11.1 at 64, 12.5 at
     -- 128; MHA h32/d128 13.9 / 15.5 / 15.8
     keys_contiguous = 128,
-    -- rows of a kv head in the lanes for Q·Kᵀ (K broadcast) once they fill whole vectors, at least min_rows: see
-    -- gen/isa/avx512.lua
-    rows_in_lanes = { kb = 8, min_rows = 16 },
+    -- rows of a kv head in the lanes for Q·Kᵀ (K broadcast) once they fill whole panels of rv vectors, at least
+    -- min_rows: see gen/isa/avx512.lua. Panels of 16 rows x 6 keys (12 accumulators, 2 + 6 loads per 12 FMAs) in
+    -- tiles of 24 keys: 8 rows x 8 keys had 8 chains of dependent FMAs, just enough for the FMA latency, and 9 loads
+    -- per 8 FMAs. Alone in L1 on Zen 3, 32 rows a key: 85-99 ns against 117-126 (84 at the FMA peak)
+    rows_in_lanes = { kb = 6, rv = 2, keys = 24, min_rows = 16 },
     -- (before decode asked for its rows ahead, 4 rows x 2 keys measured slower than 2 x 4 once K/V left L2: fewer
     -- K rows in flight at once; with the stream prefetch 4 x 2, then 4 x 3, is the faster, see by_group)
     -- columns: S is stored transposed (a key's scores of all rows in one vector) and the softmax runs down the

@@ -32,6 +32,7 @@ return {
     -- a kv head with at least min_rows rows filling whole vectors (a step of several queries: a shared prefix's pass,
     -- speculative decoding) computes Q·Kᵀ with its rows in the lanes, K elements broadcast (prefill's form), kb keys
     -- per block: no horizontal sums (gen/plan.lua)
+    -- (panels of rv vectors of rows, 1 when not given; `keys`: keys per tile in this form, else the layout's)
     rows_in_lanes = { kb = 8, min_rows = 16 },
     -- groups of 4+: all 4 rows of a group x 4 keys (16 accumulators), so each K vector is loaded and converted once
     -- for 4 FMAs (2 x 8 converted every K vector twice). h32/kv8/d128 at kv_len 16384, token-major, Zen 4, in one

@@ -1518,7 +1518,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h71_kv1_d64_causal_decode__avx512(const a
      * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 4, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
-    if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
+    if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
       for (int j0 = 0; j0 < n; j0 += 8) {
         ptrdiff_t koff[8];
         for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
@@ -2304,9 +2304,9 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d64_1of2x4_t576_r
   }
 }
 
-/* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=8 keys j and 8 query rows r (QT is the scaled Q tile,
- * transposed so rows are vector lanes, row stride 8); K rows are read in place, each element broadcast once per row vector. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d64_8x8_q8_t576__avx2(const float *restrict qt,
+/* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=6 keys j and 16 query rows r (QT is the scaled Q tile,
+ * transposed so rows are vector lanes, row stride 16); K rows are read in place, each element broadcast once per row vector. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d64_16x6_q16_t576__avx2(const float *restrict qt,
     const float *const *restrict krow, float *restrict st)
 {
   const float *restrict k0 = krow[0];
@@ -2315,314 +2315,244 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d64_8x8_q8_t576__avx
   const float *restrict k3 = krow[3];
   const float *restrict k4 = krow[4];
   const float *restrict k5 = krow[5];
-  const float *restrict k6 = krow[6];
-  const float *restrict k7 = krow[7];
-  __m256 acc0_0 = _mm256_setzero_ps();
-  __m256 acc1_0 = _mm256_setzero_ps();
-  __m256 acc2_0 = _mm256_setzero_ps();
-  __m256 acc3_0 = _mm256_setzero_ps();
-  __m256 acc4_0 = _mm256_setzero_ps();
-  __m256 acc5_0 = _mm256_setzero_ps();
-  __m256 acc6_0 = _mm256_setzero_ps();
-  __m256 acc7_0 = _mm256_setzero_ps();
+  __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps();
+  __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps();
+  __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps();
+  __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps();
+  __m256 acc4_0 = _mm256_setzero_ps(), acc4_1 = _mm256_setzero_ps();
+  __m256 acc5_0 = _mm256_setzero_ps(), acc5_1 = _mm256_setzero_ps();
   for (int k = 0; k < 64; k += 32) {
-    { const __m256 q0 = _mm256_loadu_ps(qt + k * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 1) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 1); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 1); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 1); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 1); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 1); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 1); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 1); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 1); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 2) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 2); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 2); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 2); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 2); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 2); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 2); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 2); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 2); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 3) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 3); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 3); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 3); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 3); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 3); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 3); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 3); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 3); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 4) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 4); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 4); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 4); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 4); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 4); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 4); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 4); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 4); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 5) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 5); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 5); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 5); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 5); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 5); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 5); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 5); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 5); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 6) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 6); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 6); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 6); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 6); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 6); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 6); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 6); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 6); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 7) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 7); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 7); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 7); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 7); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 7); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 7); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 7); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 7); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 8) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 8); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 8); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 8); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 8); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 8); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 8); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 8); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 8); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 9) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 9); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 9); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 9); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 9); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 9); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 9); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 9); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 9); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 10) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 10); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 10); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 10); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 10); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 10); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 10); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 10); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 10); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 11) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 11); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 11); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 11); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 11); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 11); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 11); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 11); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 11); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 12) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 12); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 12); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 12); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 12); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 12); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 12); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 12); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 12); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 13) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 13); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 13); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 13); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 13); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 13); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 13); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 13); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 13); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 14) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 14); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 14); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 14); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 14); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 14); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 14); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 14); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 14); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 15) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 15); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 15); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 15); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 15); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 15); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 15); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 15); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 15); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 16) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 16); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 16); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 16); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 16); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 16); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 16); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 16); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 16); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 17) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 17); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 17); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 17); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 17); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 17); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 17); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 17); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 17); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 18) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 18); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 18); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 18); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 18); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 18); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 18); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 18); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 18); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 19) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 19); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 19); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 19); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 19); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 19); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 19); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 19); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 19); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 20) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 20); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 20); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 20); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 20); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 20); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 20); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 20); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 20); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 21) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 21); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 21); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 21); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 21); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 21); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 21); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 21); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 21); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 22) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 22); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 22); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 22); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 22); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 22); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 22); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 22); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 22); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 23) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 23); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 23); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 23); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 23); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 23); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 23); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 23); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 23); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 24) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 24); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 24); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 24); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 24); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 24); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 24); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 24); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 24); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 25) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 25); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 25); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 25); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 25); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 25); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 25); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 25); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 25); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 26) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 26); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 26); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 26); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 26); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 26); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 26); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 26); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 26); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 27) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 27); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 27); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 27); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 27); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 27); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 27); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 27); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 27); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 28) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 28); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 28); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 28); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 28); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 28); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 28); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 28); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 28); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 29) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 29); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 29); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 29); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 29); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 29); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 29); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 29); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 29); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 30) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 30); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 30); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 30); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 30); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 30); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 30); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 30); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 30); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 31) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 31); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 31); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 31); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 31); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 31); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 31); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 31); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 31); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + k * 16); const __m256 q1 = _mm256_loadu_ps(qt + k * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 1) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 1) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 1); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 1); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 1); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 1); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 1); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 1); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 2) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 2) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 2); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 2); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 2); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 2); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 2); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 2); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 3) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 3) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 3); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 3); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 3); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 3); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 3); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 3); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 4) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 4) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 4); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 4); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 4); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 4); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 4); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 4); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 5) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 5) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 5); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 5); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 5); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 5); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 5); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 5); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 6) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 6) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 6); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 6); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 6); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 6); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 6); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 6); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 7) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 7) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 7); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 7); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 7); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 7); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 7); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 7); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 8) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 8) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 8); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 8); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 8); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 8); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 8); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 8); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 9) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 9) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 9); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 9); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 9); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 9); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 9); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 9); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 10) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 10) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 10); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 10); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 10); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 10); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 10); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 10); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 11) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 11) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 11); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 11); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 11); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 11); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 11); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 11); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 12) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 12) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 12); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 12); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 12); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 12); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 12); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 12); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 13) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 13) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 13); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 13); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 13); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 13); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 13); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 13); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 14) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 14) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 14); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 14); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 14); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 14); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 14); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 14); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 15) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 15) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 15); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 15); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 15); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 15); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 15); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 15); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 16) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 16) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 16); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 16); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 16); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 16); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 16); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 16); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 17) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 17) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 17); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 17); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 17); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 17); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 17); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 17); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 18) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 18) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 18); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 18); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 18); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 18); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 18); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 18); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 19) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 19) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 19); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 19); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 19); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 19); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 19); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 19); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 20) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 20) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 20); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 20); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 20); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 20); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 20); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 20); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 21) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 21) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 21); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 21); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 21); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 21); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 21); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 21); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 22) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 22) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 22); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 22); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 22); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 22); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 22); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 22); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 23) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 23) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 23); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 23); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 23); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 23); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 23); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 23); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 24) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 24) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 24); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 24); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 24); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 24); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 24); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 24); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 25) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 25) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 25); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 25); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 25); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 25); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 25); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 25); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 26) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 26) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 26); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 26); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 26); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 26); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 26); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 26); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 27) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 27) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 27); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 27); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 27); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 27); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 27); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 27); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 28) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 28) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 28); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 28); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 28); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 28); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 28); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 28); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 29) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 29) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 29); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 29); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 29); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 29); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 29); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 29); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 30) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 30) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 30); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 30); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 30); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 30); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 30); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 30); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 31) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 31) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 31); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 31); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 31); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 31); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 31); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 31); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
   }
-  _mm256_storeu_ps(st, acc0_0);
-  _mm256_storeu_ps(st + 576, acc1_0);
-  _mm256_storeu_ps(st + 1152, acc2_0);
-  _mm256_storeu_ps(st + 1728, acc3_0);
-  _mm256_storeu_ps(st + 2304, acc4_0);
-  _mm256_storeu_ps(st + 2880, acc5_0);
-  _mm256_storeu_ps(st + 3456, acc6_0);
-  _mm256_storeu_ps(st + 4032, acc7_0);
+  _mm256_storeu_ps(st, acc0_0); _mm256_storeu_ps(st + 8, acc0_1);
+  _mm256_storeu_ps(st + 576, acc1_0); _mm256_storeu_ps(st + 584, acc1_1);
+  _mm256_storeu_ps(st + 1152, acc2_0); _mm256_storeu_ps(st + 1160, acc2_1);
+  _mm256_storeu_ps(st + 1728, acc3_0); _mm256_storeu_ps(st + 1736, acc3_1);
+  _mm256_storeu_ps(st + 2304, acc4_0); _mm256_storeu_ps(st + 2312, acc4_1);
+  _mm256_storeu_ps(st + 2880, acc5_0); _mm256_storeu_ps(st + 2888, acc5_1);
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
@@ -3044,18 +2974,18 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attng
   const int rows_all = nh * rows_pv;
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
-  float *restrict m_all = scratch + 18432, *restrict l_all = scratch + 19008;
-  float *restrict alpha = scratch + 19584; /* rescale per row */
-  float *restrict lim = scratch + 20160; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 20736); /* exclusive key limit per row */
-  float *restrict state = scratch + 21312; /* per kv head: Q tile, O */
+  float *restrict m_all = scratch + 27648, *restrict l_all = scratch + 28224;
+  float *restrict alpha = scratch + 28800; /* rescale per row */
+  float *restrict lim = scratch + 29376; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 29952); /* exclusive key limit per row */
+  float *restrict state = scratch + 30528; /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
   /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole vectors (no horizontal sums) */
-  const int lanes = rows >= 16 && rows % 8 == 0 && rows_pv == rows;
+  const int lanes = rows >= 16 && rows % 16 == 0 && rows_pv == rows;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -3098,9 +3028,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attng
         for (; k < 64; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) { /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
       for (int r = 0; r < rows; ++r)
-        for (int k = 0; k < 64; ++k) ot[(r / 8) * 512 + k * 8 + r % 8] = qt[r * dp + k];
+        for (int k = 0; k < 64; ++k) ot[(r / 16) * 1024 + k * 16 + r % 16] = qt[r * dp + k];
       memcpy(qt, ot, sizeof(float) * (size_t)rows * 64);
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
@@ -3118,7 +3048,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attng
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
     const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
-    for (int j = 0; j < 32; ++j) {
+    for (int j = 0; j < 48; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
       for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
@@ -3134,7 +3064,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attng
    * 32 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of 32, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 64 && vs == 64;
-  const int nk = contig ? 32 : 32;
+  const int nk = contig ? 32 : lanes ? 24 : 32; /* rows in the lanes: tiles of whole key blocks */
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
    * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 64 * (int)sizeof(*a->k));
@@ -3151,17 +3081,17 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attng
      * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
-    if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
-      for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8];
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+    if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
+      for (int j0 = 0; j0 < n; j0 += 6) {
+        ptrdiff_t koff[6];
+        for (int j = 0; j < 6; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
-          for (int r0 = 0; r0 < rows; r0 += 8)
-            attngen_qk_d64_8x8_q8_t576__avx2(qt + r0 * 64, krow, st + j0 * ms + hh * rows_pv + r0);
+          const float *krow[6];
+          for (int j = 0; j < 6; ++j) krow[j] = kh + koff[j];
+          for (int r0 = 0; r0 < rows; r0 += 16)
+            attngen_qk_d64_16x6_q16_t576__avx2(qt + r0 * 64, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else
@@ -5337,7 +5267,7 @@ static const attngen_kernel_info attngen_table_falcon_7b_kernels[] = {
   { "attn_h71_kv1_d64_causal_prefill__avx2", 71, 1, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 1, 1, 72, 128, 27056, 1, 0, 1, 0, 2, 0, 0 }, NULL, attn_h71_kv1_d64_causal_prefill__avx2, 0 },
   { "attn_h71_kv1_d64_causal_decode__avx2", 71, 1, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 568, 32, 94016, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h71_kv1_d64_causal_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 568, 32, 103232, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h71_kv1_d64_causal_decode__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h71_kv1_d64_causal_prefill__neon", 71, 1, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,

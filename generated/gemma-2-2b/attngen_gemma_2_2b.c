@@ -1760,7 +1760,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_window_softcap_decode_
      * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
-    if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
+    if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
       for (int j0 = 0; j0 < n; j0 += 8) {
         ptrdiff_t koff[8];
         for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
@@ -2076,7 +2076,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_window_softcap
      * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
-    if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
+    if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
       for (int j0 = 0; j0 < n; j0 += 8) {
         ptrdiff_t koff[8];
         for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
@@ -2764,7 +2764,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_softcap_decode__avx512
      * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
-    if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
+    if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
       for (int j0 = 0; j0 < n; j0 += 8) {
         ptrdiff_t koff[8];
         for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
@@ -3064,7 +3064,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_softcap_decode
      * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
-    if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
+    if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
       for (int j0 = 0; j0 < n; j0 += 8) {
         ptrdiff_t koff[8];
         for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
@@ -3935,9 +3935,9 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d256_2x4_t64_roww
   }
 }
 
-/* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=8 keys j and 8 query rows r (QT is the scaled Q tile,
- * transposed so rows are vector lanes, row stride 8); K rows are read in place, each element broadcast once per row vector. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d256_8x8_q8_t64__avx2(const float *restrict qt,
+/* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=6 keys j and 16 query rows r (QT is the scaled Q tile,
+ * transposed so rows are vector lanes, row stride 16); K rows are read in place, each element broadcast once per row vector. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d256_16x6_q16_t64__avx2(const float *restrict qt,
     const float *const *restrict krow, float *restrict st)
 {
   const float *restrict k0 = krow[0];
@@ -3946,314 +3946,244 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d256_8x8_q8_t64__avx
   const float *restrict k3 = krow[3];
   const float *restrict k4 = krow[4];
   const float *restrict k5 = krow[5];
-  const float *restrict k6 = krow[6];
-  const float *restrict k7 = krow[7];
-  __m256 acc0_0 = _mm256_setzero_ps();
-  __m256 acc1_0 = _mm256_setzero_ps();
-  __m256 acc2_0 = _mm256_setzero_ps();
-  __m256 acc3_0 = _mm256_setzero_ps();
-  __m256 acc4_0 = _mm256_setzero_ps();
-  __m256 acc5_0 = _mm256_setzero_ps();
-  __m256 acc6_0 = _mm256_setzero_ps();
-  __m256 acc7_0 = _mm256_setzero_ps();
+  __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps();
+  __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps();
+  __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps();
+  __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps();
+  __m256 acc4_0 = _mm256_setzero_ps(), acc4_1 = _mm256_setzero_ps();
+  __m256 acc5_0 = _mm256_setzero_ps(), acc5_1 = _mm256_setzero_ps();
   for (int k = 0; k < 256; k += 32) {
-    { const __m256 q0 = _mm256_loadu_ps(qt + k * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 1) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 1); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 1); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 1); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 1); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 1); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 1); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 1); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 1); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 2) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 2); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 2); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 2); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 2); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 2); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 2); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 2); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 2); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 3) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 3); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 3); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 3); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 3); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 3); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 3); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 3); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 3); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 4) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 4); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 4); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 4); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 4); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 4); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 4); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 4); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 4); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 5) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 5); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 5); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 5); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 5); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 5); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 5); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 5); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 5); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 6) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 6); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 6); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 6); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 6); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 6); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 6); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 6); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 6); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 7) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 7); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 7); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 7); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 7); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 7); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 7); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 7); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 7); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 8) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 8); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 8); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 8); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 8); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 8); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 8); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 8); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 8); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 9) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 9); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 9); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 9); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 9); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 9); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 9); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 9); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 9); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 10) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 10); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 10); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 10); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 10); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 10); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 10); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 10); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 10); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 11) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 11); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 11); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 11); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 11); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 11); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 11); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 11); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 11); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 12) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 12); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 12); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 12); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 12); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 12); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 12); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 12); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 12); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 13) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 13); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 13); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 13); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 13); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 13); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 13); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 13); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 13); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 14) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 14); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 14); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 14); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 14); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 14); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 14); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 14); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 14); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 15) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 15); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 15); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 15); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 15); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 15); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 15); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 15); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 15); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 16) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 16); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 16); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 16); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 16); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 16); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 16); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 16); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 16); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 17) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 17); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 17); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 17); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 17); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 17); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 17); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 17); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 17); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 18) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 18); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 18); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 18); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 18); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 18); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 18); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 18); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 18); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 19) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 19); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 19); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 19); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 19); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 19); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 19); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 19); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 19); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 20) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 20); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 20); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 20); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 20); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 20); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 20); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 20); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 20); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 21) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 21); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 21); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 21); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 21); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 21); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 21); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 21); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 21); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 22) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 22); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 22); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 22); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 22); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 22); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 22); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 22); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 22); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 23) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 23); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 23); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 23); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 23); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 23); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 23); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 23); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 23); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 24) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 24); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 24); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 24); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 24); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 24); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 24); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 24); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 24); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 25) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 25); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 25); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 25); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 25); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 25); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 25); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 25); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 25); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 26) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 26); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 26); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 26); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 26); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 26); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 26); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 26); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 26); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 27) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 27); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 27); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 27); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 27); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 27); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 27); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 27); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 27); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 28) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 28); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 28); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 28); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 28); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 28); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 28); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 28); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 28); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 29) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 29); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 29); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 29); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 29); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 29); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 29); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 29); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 29); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 30) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 30); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 30); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 30); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 30); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 30); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 30); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 30); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 30); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 31) * 8);
-      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 31); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 31); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 31); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 31); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 31); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 31); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k6 + k + 31); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-      { const __m256 kb = _mm256_broadcast_ss(k7 + k + 31); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + k * 16); const __m256 q1 = _mm256_loadu_ps(qt + k * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 1) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 1) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 1); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 1); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 1); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 1); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 1); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 1); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 2) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 2) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 2); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 2); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 2); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 2); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 2); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 2); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 3) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 3) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 3); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 3); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 3); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 3); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 3); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 3); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 4) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 4) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 4); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 4); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 4); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 4); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 4); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 4); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 5) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 5) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 5); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 5); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 5); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 5); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 5); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 5); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 6) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 6) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 6); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 6); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 6); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 6); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 6); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 6); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 7) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 7) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 7); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 7); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 7); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 7); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 7); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 7); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 8) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 8) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 8); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 8); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 8); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 8); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 8); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 8); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 9) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 9) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 9); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 9); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 9); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 9); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 9); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 9); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 10) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 10) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 10); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 10); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 10); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 10); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 10); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 10); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 11) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 11) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 11); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 11); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 11); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 11); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 11); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 11); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 12) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 12) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 12); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 12); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 12); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 12); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 12); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 12); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 13) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 13) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 13); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 13); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 13); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 13); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 13); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 13); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 14) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 14) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 14); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 14); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 14); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 14); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 14); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 14); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 15) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 15) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 15); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 15); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 15); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 15); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 15); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 15); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 16) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 16) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 16); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 16); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 16); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 16); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 16); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 16); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 17) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 17) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 17); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 17); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 17); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 17); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 17); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 17); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 18) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 18) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 18); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 18); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 18); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 18); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 18); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 18); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 19) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 19) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 19); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 19); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 19); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 19); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 19); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 19); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 20) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 20) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 20); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 20); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 20); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 20); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 20); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 20); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 21) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 21) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 21); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 21); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 21); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 21); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 21); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 21); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 22) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 22) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 22); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 22); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 22); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 22); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 22); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 22); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 23) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 23) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 23); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 23); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 23); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 23); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 23); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 23); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 24) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 24) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 24); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 24); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 24); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 24); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 24); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 24); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 25) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 25) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 25); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 25); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 25); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 25); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 25); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 25); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 26) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 26) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 26); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 26); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 26); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 26); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 26); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 26); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 27) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 27) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 27); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 27); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 27); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 27); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 27); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 27); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 28) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 28) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 28); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 28); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 28); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 28); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 28); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 28); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 29) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 29) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 29); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 29); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 29); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 29); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 29); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 29); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 30) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 30) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 30); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 30); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 30); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 30); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 30); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 30); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 31) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 31) * 16 + 8);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 31); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 31); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 31); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 31); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k4 + k + 31); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
+      { const __m256 kb = _mm256_broadcast_ss(k5 + k + 31); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
   }
-  _mm256_storeu_ps(st, acc0_0);
-  _mm256_storeu_ps(st + 64, acc1_0);
-  _mm256_storeu_ps(st + 128, acc2_0);
-  _mm256_storeu_ps(st + 192, acc3_0);
-  _mm256_storeu_ps(st + 256, acc4_0);
-  _mm256_storeu_ps(st + 320, acc5_0);
-  _mm256_storeu_ps(st + 384, acc6_0);
-  _mm256_storeu_ps(st + 448, acc7_0);
+  _mm256_storeu_ps(st, acc0_0); _mm256_storeu_ps(st + 8, acc0_1);
+  _mm256_storeu_ps(st + 64, acc1_0); _mm256_storeu_ps(st + 72, acc1_1);
+  _mm256_storeu_ps(st + 128, acc2_0); _mm256_storeu_ps(st + 136, acc2_1);
+  _mm256_storeu_ps(st + 192, acc3_0); _mm256_storeu_ps(st + 200, acc3_1);
+  _mm256_storeu_ps(st + 256, acc4_0); _mm256_storeu_ps(st + 264, acc4_1);
+  _mm256_storeu_ps(st + 320, acc5_0); _mm256_storeu_ps(st + 328, acc5_1);
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
@@ -4921,18 +4851,18 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_window_softcap_decode__a
   const int rows_all = nh * rows_pv;
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
-  float *restrict m_all = scratch + 8192, *restrict l_all = scratch + 8256;
-  float *restrict alpha = scratch + 8320; /* rescale per row */
-  float *restrict lim = scratch + 8384; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 8448); /* exclusive key limit per row */
-  float *restrict state = scratch + 8512; /* per kv head: Q tile, O */
+  float *restrict m_all = scratch + 9216, *restrict l_all = scratch + 9280;
+  float *restrict alpha = scratch + 9344; /* rescale per row */
+  float *restrict lim = scratch + 9408; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 9472); /* exclusive key limit per row */
+  float *restrict state = scratch + 9536; /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
   /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole vectors (no horizontal sums) */
-  const int lanes = rows >= 16 && rows % 8 == 0 && rows_pv == rows;
+  const int lanes = rows >= 16 && rows % 16 == 0 && rows_pv == rows;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -4975,9 +4905,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_window_softcap_decode__a
         for (; k < 256; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) { /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
       for (int r = 0; r < rows; ++r)
-        for (int k = 0; k < 256; ++k) ot[(r / 8) * 2048 + k * 8 + r % 8] = qt[r * dp + k];
+        for (int k = 0; k < 256; ++k) ot[(r / 16) * 4096 + k * 16 + r % 16] = qt[r * dp + k];
       memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
@@ -4995,7 +4925,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_window_softcap_decode__a
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
     const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
-    for (int j = 0; j < 128; ++j) {
+    for (int j = 0; j < 144; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
       for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
@@ -5021,7 +4951,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_window_softcap_decode__a
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 256 && vs == 256;
-  const int nk = contig ? 128 : 8;
+  const int nk = contig ? 128 : lanes ? 24 : 8; /* rows in the lanes: tiles of whole key blocks */
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
    * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 256 * (int)sizeof(*a->k));
@@ -5039,17 +4969,17 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_window_softcap_decode__a
      * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
-    if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
-      for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8];
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+    if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
+      for (int j0 = 0; j0 < n; j0 += 6) {
+        ptrdiff_t koff[6];
+        for (int j = 0; j < 6; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
-          for (int r0 = 0; r0 < rows; r0 += 8)
-            attngen_qk_d256_8x8_q8_t64__avx2(qt + r0 * 256, krow, st + j0 * ms + hh * rows_pv + r0);
+          const float *krow[6];
+          for (int j = 0; j < 6; ++j) krow[j] = kh + koff[j];
+          for (int r0 = 0; r0 < rows; r0 += 16)
+            attngen_qk_d256_16x6_q16_t64__avx2(qt + r0 * 256, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else
@@ -5194,18 +5124,18 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_window_softcap_d
   const int rows_all = nh * rows_pv;
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
-  float *restrict m_all = scratch + 8192, *restrict l_all = scratch + 8256;
-  float *restrict alpha = scratch + 8320; /* rescale per row */
-  float *restrict lim = scratch + 8384; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 8448); /* exclusive key limit per row */
-  float *restrict state = scratch + 8512; /* per kv head: Q tile, O */
+  float *restrict m_all = scratch + 9216, *restrict l_all = scratch + 9280;
+  float *restrict alpha = scratch + 9344; /* rescale per row */
+  float *restrict lim = scratch + 9408; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 9472); /* exclusive key limit per row */
+  float *restrict state = scratch + 9536; /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
   /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole vectors (no horizontal sums) */
-  const int lanes = rows >= 16 && rows % 8 == 0 && rows_pv == rows;
+  const int lanes = rows >= 16 && rows % 16 == 0 && rows_pv == rows;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -5248,9 +5178,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_window_softcap_d
         for (; k < 256; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) { /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
       for (int r = 0; r < rows; ++r)
-        for (int k = 0; k < 256; ++k) ot[(r / 8) * 2048 + k * 8 + r % 8] = qt[r * dp + k];
+        for (int k = 0; k < 256; ++k) ot[(r / 16) * 4096 + k * 16 + r % 16] = qt[r * dp + k];
       memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
@@ -5268,7 +5198,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_window_softcap_d
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
     const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
-    for (int j = 0; j < 128; ++j) {
+    for (int j = 0; j < 144; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
       for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
@@ -5295,7 +5225,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_window_softcap_d
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 256 && vs == 256;
-  const int nk = contig ? 128 : 8;
+  const int nk = contig ? 128 : lanes ? 24 : 8; /* rows in the lanes: tiles of whole key blocks */
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
    * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 256 * (int)sizeof(*a->k));
@@ -5313,17 +5243,17 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_window_softcap_d
      * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
-    if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
-      for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8];
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+    if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
+      for (int j0 = 0; j0 < n; j0 += 6) {
+        ptrdiff_t koff[6];
+        for (int j = 0; j < 6; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
-          for (int r0 = 0; r0 < rows; r0 += 8)
-            attngen_qk_d256_8x8_q8_t64__avx2(qt + r0 * 256, krow, st + j0 * ms + hh * rows_pv + r0);
+          const float *krow[6];
+          for (int j = 0; j < 6; ++j) krow[j] = kh + koff[j];
+          for (int r0 = 0; r0 < rows; r0 += 16)
+            attngen_qk_d256_16x6_q16_t64__avx2(qt + r0 * 256, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else
@@ -5851,18 +5781,18 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_softcap_decode__avx2(con
   const int rows_all = nh * rows_pv;
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
-  float *restrict m_all = scratch + 8192, *restrict l_all = scratch + 8256;
-  float *restrict alpha = scratch + 8320; /* rescale per row */
-  float *restrict lim = scratch + 8384; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 8448); /* exclusive key limit per row */
-  float *restrict state = scratch + 8512; /* per kv head: Q tile, O */
+  float *restrict m_all = scratch + 9216, *restrict l_all = scratch + 9280;
+  float *restrict alpha = scratch + 9344; /* rescale per row */
+  float *restrict lim = scratch + 9408; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 9472); /* exclusive key limit per row */
+  float *restrict state = scratch + 9536; /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
   /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole vectors (no horizontal sums) */
-  const int lanes = rows >= 16 && rows % 8 == 0 && rows_pv == rows;
+  const int lanes = rows >= 16 && rows % 16 == 0 && rows_pv == rows;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -5905,9 +5835,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_softcap_decode__avx2(con
         for (; k < 256; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) { /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
       for (int r = 0; r < rows; ++r)
-        for (int k = 0; k < 256; ++k) ot[(r / 8) * 2048 + k * 8 + r % 8] = qt[r * dp + k];
+        for (int k = 0; k < 256; ++k) ot[(r / 16) * 4096 + k * 16 + r % 16] = qt[r * dp + k];
       memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
@@ -5925,7 +5855,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_softcap_decode__avx2(con
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
     const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
-    for (int j = 0; j < 128; ++j) {
+    for (int j = 0; j < 144; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
       for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
@@ -5942,7 +5872,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_softcap_decode__avx2(con
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 256 && vs == 256;
-  const int nk = contig ? 128 : 8;
+  const int nk = contig ? 128 : lanes ? 24 : 8; /* rows in the lanes: tiles of whole key blocks */
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
    * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 256 * (int)sizeof(*a->k));
@@ -5959,17 +5889,17 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_softcap_decode__avx2(con
      * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
-    if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
-      for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8];
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+    if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
+      for (int j0 = 0; j0 < n; j0 += 6) {
+        ptrdiff_t koff[6];
+        for (int j = 0; j < 6; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
-          for (int r0 = 0; r0 < rows; r0 += 8)
-            attngen_qk_d256_8x8_q8_t64__avx2(qt + r0 * 256, krow, st + j0 * ms + hh * rows_pv + r0);
+          const float *krow[6];
+          for (int j = 0; j < 6; ++j) krow[j] = kh + koff[j];
+          for (int r0 = 0; r0 < rows; r0 += 16)
+            attngen_qk_d256_16x6_q16_t64__avx2(qt + r0 * 256, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else
@@ -6108,18 +6038,18 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_softcap_decode__
   const int rows_all = nh * rows_pv;
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
-  float *restrict m_all = scratch + 8192, *restrict l_all = scratch + 8256;
-  float *restrict alpha = scratch + 8320; /* rescale per row */
-  float *restrict lim = scratch + 8384; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 8448); /* exclusive key limit per row */
-  float *restrict state = scratch + 8512; /* per kv head: Q tile, O */
+  float *restrict m_all = scratch + 9216, *restrict l_all = scratch + 9280;
+  float *restrict alpha = scratch + 9344; /* rescale per row */
+  float *restrict lim = scratch + 9408; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 9472); /* exclusive key limit per row */
+  float *restrict state = scratch + 9536; /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
   /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole vectors (no horizontal sums) */
-  const int lanes = rows >= 16 && rows % 8 == 0 && rows_pv == rows;
+  const int lanes = rows >= 16 && rows % 16 == 0 && rows_pv == rows;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -6162,9 +6092,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_softcap_decode__
         for (; k < 256; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) { /* rows in the lanes: Qᵀ in panels of 8 rows (row stride 8), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
       for (int r = 0; r < rows; ++r)
-        for (int k = 0; k < 256; ++k) ot[(r / 8) * 2048 + k * 8 + r % 8] = qt[r * dp + k];
+        for (int k = 0; k < 256; ++k) ot[(r / 16) * 4096 + k * 16 + r % 16] = qt[r * dp + k];
       memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
@@ -6182,7 +6112,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_softcap_decode__
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
     const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
-    for (int j = 0; j < 128; ++j) {
+    for (int j = 0; j < 144; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
       for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
@@ -6200,7 +6130,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_softcap_decode__
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 256 && vs == 256;
-  const int nk = contig ? 128 : 8;
+  const int nk = contig ? 128 : lanes ? 24 : 8; /* rows in the lanes: tiles of whole key blocks */
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
    * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 256 * (int)sizeof(*a->k));
@@ -6217,17 +6147,17 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_softcap_decode__
      * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
-    if (lanes) { /* each kv head's rows in the lanes, W at a time (Qᵀ panels); keys in blocks, head after head */
-      for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8];
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+    if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
+      for (int j0 = 0; j0 < n; j0 += 6) {
+        ptrdiff_t koff[6];
+        for (int j = 0; j < 6; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
-          for (int r0 = 0; r0 < rows; r0 += 8)
-            attngen_qk_d256_8x8_q8_t64__avx2(qt + r0 * 256, krow, st + j0 * ms + hh * rows_pv + r0);
+          const float *krow[6];
+          for (int j = 0; j < 6; ++j) krow[j] = kh + koff[j];
+          for (int r0 = 0; r0 < rows; r0 += 16)
+            attngen_qk_d256_16x6_q16_t64__avx2(qt + r0 * 256, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else
@@ -11315,9 +11245,9 @@ static const attngen_kernel_info attngen_table_gemma_2_2b_local_kernels[] = {
   { "attn_h8_kv4_d256_causal_padding_window_softcap_prefill__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_prefill__avx2, 0 },
   { "attn_h8_kv4_d256_causal_window_softcap_decode__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_window_softcap_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 42304, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_window_softcap_decode__avx2, 0 },
   { "attn_h8_kv4_d256_causal_padding_window_softcap_decode__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 42304, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_decode__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h8_kv4_d256_causal_window_softcap_prefill__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
@@ -11403,9 +11333,9 @@ static const attngen_kernel_info attngen_table_gemma_2_2b_global_kernels[] = {
   { "attn_h8_kv4_d256_causal_padding_softcap_prefill__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_prefill__avx2, 0 },
   { "attn_h8_kv4_d256_causal_softcap_decode__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_softcap_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 42304, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_softcap_decode__avx2, 0 },
   { "attn_h8_kv4_d256_causal_padding_softcap_decode__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 42304, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_decode__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h8_kv4_d256_causal_softcap_prefill__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
