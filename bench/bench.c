@@ -156,7 +156,36 @@ static double visible_pairs(attngen_mask mask, int q_len, int kv_len) {
 
 /* ------------------------------------------------------------------------------------------------ */
 
-typedef enum { RUN_KERNEL, RUN_PARALLEL, RUN_NAIVE, RUN_STEP, RUN_READ, RUN_PEAK, RUN_CASCADE, RUN_EACH } run_kind;
+typedef enum { RUN_KERNEL, RUN_PARALLEL, RUN_NAIVE, RUN_STEP, RUN_READ, RUN_PEAK, RUN_CASCADE, RUN_EACH,
+               RUN_ROWS_READ } run_kind;
+
+/* A plain read of a decode call's K and V rows in the order it reads them: tiles of `tile` token rows, the tile's K
+ * rows then its V rows, each row found through the block table (table NULL: rows in order, a contiguous cache). Its
+ * paged ÷ contiguous time is what the memory itself charges for the pages' order. */
+typedef struct {
+  const unsigned char *k, *v;
+  const int32_t *table;
+  int page_size, rows, tile;
+  size_t row_bytes;
+} rows_read;
+
+static volatile uint64_t rows_read_sink;
+
+static void rows_read_run(const rows_read *r) {
+  uint64_t acc[4] = {0, 0, 0, 0};
+  for (int t0 = 0; t0 < r->rows; t0 += r->tile)
+    for (int which = 0; which < 2; which++)
+      for (int x = t0; x < r->rows && x < t0 + r->tile; x++) {
+        const size_t row = r->table ? (size_t)r->table[x / r->page_size] * r->page_size + x % r->page_size : (size_t)x;
+        const unsigned char *p = (which ? r->v : r->k) + row * r->row_bytes;
+        for (size_t i = 0; i + 32 <= r->row_bytes; i += 32) {
+          uint64_t w[4];
+          memcpy(w, p + i, sizeof w);
+          acc[0] += w[0], acc[1] += w[1], acc[2] += w[2], acc[3] += w[3];
+        }
+      }
+  rows_read_sink = acc[0] + acc[1] + acc[2] + acc[3];
+}
 
 typedef struct {
   run_kind kind;
@@ -172,6 +201,7 @@ typedef struct {
   bench_reader *evict; /* non-NULL: timed cold, every call after a pass of this reader over a buffer twice the
                         * last-level cache (untimed), one call per sample */
   const attngen_cascade_args *cascade; /* RUN_CASCADE */
+  const rows_read *rows;                /* RUN_ROWS_READ */
 } job;
 
 static int job_run(const job *j);
@@ -203,6 +233,7 @@ static int job_run(const job *j) {
   case RUN_READ: (void)bench_reader_pass(j->reader); return ATTNGEN_OK;
   case RUN_PEAK: (void)bench_peak_pass(j->peak); return ATTNGEN_OK;
   case RUN_CASCADE: return attngen_cascade_decode(j->kernel, j->cascade, j->threads);
+  case RUN_ROWS_READ: rows_read_run(j->rows); return ATTNGEN_OK;
   case RUN_EACH: /* each sequence on its own, all reading the same K/V (batch 1 calls) */
     for (int b = 0, st; b < j->args->batch; b++) {
       attngen_args one = *j->args;
@@ -622,11 +653,11 @@ static void run_case(bench_state *st, const bcase *c0) {
   if (have_next) memset(&knext.params.rope, 0, sizeof knext.params.rope);
   job jobs[10];
   int nj = 0, i1, ig = -1, i2, ir1 = -1, ir2 = -1, ip1 = -1, ip2 = -1;
-  jobs[i1 = nj++] = (job){RUN_KERNEL, &ksel, sh, &a1, 1, NULL, NULL, NULL, -1, NULL, NULL};
-  if (gen_separate) jobs[ig = nj++] = (job){RUN_KERNEL, &kgen, sh, &ag, 1, NULL, NULL, NULL, -1, NULL, NULL};
-  jobs[i2 = nj++] = (job){RUN_PARALLEL, &ksel, sh, &a2, 2, NULL, NULL, NULL, -1, NULL, NULL};
+  jobs[i1 = nj++] = (job){RUN_KERNEL, &ksel, sh, &a1, 1, NULL, NULL, NULL, -1, NULL, NULL, NULL};
+  if (gen_separate) jobs[ig = nj++] = (job){RUN_KERNEL, &kgen, sh, &ag, 1, NULL, NULL, NULL, -1, NULL, NULL, NULL};
+  jobs[i2 = nj++] = (job){RUN_PARALLEL, &ksel, sh, &a2, 2, NULL, NULL, NULL, -1, NULL, NULL, NULL};
   int inx = -1;
-  if (have_next) jobs[inx = nj++] = (job){RUN_KERNEL, &knext, sh, &anx, 1, NULL, NULL, NULL, -1, NULL, NULL};
+  if (have_next) jobs[inx = nj++] = (job){RUN_KERNEL, &knext, sh, &anx, 1, NULL, NULL, NULL, -1, NULL, NULL, NULL};
   /* decode timed cold is bounded by the memory: the same K/V bytes read plainly, 1 and 2 threads, in the same
    * rounds and as cold (warm, the read of a few MiB is dominated by waking the reader threads, and no memory figure
    * bounds the kernel: no %bw) */
@@ -639,8 +670,8 @@ static void run_case(bench_state *st, const bcase *c0) {
   if (kvs != KV_NA && kvs != KV_WARM && st->m.have_avx2_fma) {
     rd1 = bench_reader_new(k, v, nkv, 1);
     rd2 = bench_reader_new(k, v, nkv, 2);
-    if (rd1) jobs[ir1 = nj++] = (job){RUN_READ, NULL, sh, NULL, 1, NULL, rd1, NULL, -1, NULL, NULL};
-    if (rd2) jobs[ir2 = nj++] = (job){RUN_READ, NULL, sh, NULL, 2, NULL, rd2, NULL, -1, NULL, NULL};
+    if (rd1) jobs[ir1 = nj++] = (job){RUN_READ, NULL, sh, NULL, 1, NULL, rd1, NULL, -1, NULL, NULL, NULL};
+    if (rd2) jobs[ir2 = nj++] = (job){RUN_READ, NULL, sh, NULL, 2, NULL, rd2, NULL, -1, NULL, NULL, NULL};
   }
   if (kvs == KV_COLD_BEYOND && st->m.have_avx2_fma) {
     /* the same kernel on a copy of K/V on 4 KiB pages: what attngen_alloc's huge pages give (attngen.h) */
@@ -650,15 +681,15 @@ static void run_case(bench_state *st, const bcase *c0) {
       o4k = alloc_floats(nq);
       a4k = a1;
       a4k.k = k4k, a4k.v = v4k, a4k.o = o4k;
-      jobs[i4k = nj++] = (job){RUN_KERNEL, &ksel, sh, &a4k, 1, NULL, NULL, NULL, -1, NULL, NULL};
+      jobs[i4k = nj++] = (job){RUN_KERNEL, &ksel, sh, &a4k, 1, NULL, NULL, NULL, -1, NULL, NULL, NULL};
     }
   }
   /* and the FMA peak loop, 1 and 2 threads, a pass as long as a sample of the kernel on as many threads: %peak
    * against what the cores gave in these rounds (a neighbour that takes a core for a while slows the loop and the
    * kernels alike; the start-of-run figure stays in the CSV) */
   bench_peak *pk1 = bench_peak_new(&st->m, 1e-3, 1), *pk2 = bench_peak_new(&st->m, 1e-3, 2);
-  if (pk1) jobs[ip1 = nj++] = (job){RUN_PEAK, NULL, sh, NULL, 1, NULL, NULL, pk1, i1, NULL, NULL};
-  if (pk2) jobs[ip2 = nj++] = (job){RUN_PEAK, NULL, sh, NULL, 2, NULL, NULL, pk2, i2, NULL, NULL};
+  if (pk1) jobs[ip1 = nj++] = (job){RUN_PEAK, NULL, sh, NULL, 1, NULL, NULL, pk1, i1, NULL, NULL, NULL};
+  if (pk2) jobs[ip2 = nj++] = (job){RUN_PEAK, NULL, sh, NULL, 2, NULL, NULL, pk2, i2, NULL, NULL, NULL};
   if (kvs == KV_COLD_EVICTED)
     for (int j = 0; j < nj; j++)
       if (jobs[j].kind != RUN_PEAK) jobs[j].evict = evictor(st);
@@ -712,7 +743,7 @@ static void run_case(bench_state *st, const bcase *c0) {
     attngen_args an = a;
     on = alloc_floats(nq);
     an.o = on;
-    job jn = {RUN_NAIVE, NULL, sh, &an, 1, NULL, NULL, NULL, -1, kvs == KV_COLD_EVICTED ? evictor(st) : NULL, NULL};
+    job jn = {RUN_NAIVE, NULL, sh, &an, 1, NULL, NULL, NULL, -1, kvs == KV_COLD_EVICTED ? evictor(st) : NULL, NULL, NULL};
     static double nsamples[1][MAX_SAMPLES];
     measure_set(&jn, 1, st->budget, 1, &tn, nsamples);
     tn.kvs = kvs;
@@ -874,12 +905,12 @@ static void run_rope(bench_state *st, const char *outdir) {
       s.kv.batch = 1, s.kv.n_new = 1, s.kv.kv_capacity = KV, s.kv.cache_len = &len;
       s.kv.k_new = kn, s.kv.v_new = vn, s.kv.k_cache = kc, s.kv.v_cache = vc;
       s.q = q, s.o = o2;
-      job plain = {RUN_KERNEL, &kplain, &sh, &a, 1, NULL, NULL, NULL, -1, NULL, NULL}, step = {RUN_STEP, &k, &sh, NULL, 1, &s, NULL, NULL, -1, NULL, NULL};
+      job plain = {RUN_KERNEL, &kplain, &sh, &a, 1, NULL, NULL, NULL, -1, NULL, NULL, NULL}, step = {RUN_STEP, &k, &sh, NULL, 1, &s, NULL, NULL, -1, NULL, NULL, NULL};
       timed_pair(st, "rope", "decode h32/kv8/d128 kv=4096: attention alone vs fused step", &plain, &step, 1.05, 7,
                  csv);
       attngen_args ar = a;
       ar.o = o2;
-      job rot = {RUN_KERNEL, &k, &sh, &ar, 1, NULL, NULL, NULL, -1, NULL, NULL};
+      job rot = {RUN_KERNEL, &k, &sh, &ar, 1, NULL, NULL, NULL, -1, NULL, NULL, NULL};
       timed_pair(st, "rope", "decode h32/kv8/d128 kv=4096: attention alone vs with q rotated", &plain, &rot, 0, 7, csv);
       attngen_free(q), attngen_free(kc), attngen_free(vc), attngen_free(kn), attngen_free(vn), attngen_free(o1), attngen_free(o2);
     }
@@ -906,7 +937,7 @@ static void run_rope(bench_state *st, const char *outdir) {
     a.batch = 1, a.q_len = S, a.kv_len = S, a.q = q, a.k = kc, a.v = vc, a.o = o1;
     attngen_args ar = a;
     ar.o = o2;
-    job plain = {RUN_KERNEL, &kplain, &sh, &a, 1, NULL, NULL, NULL, -1, NULL, NULL}, rot = {RUN_KERNEL, &k, &sh, &ar, 1, NULL, NULL, NULL, -1, NULL, NULL};
+    job plain = {RUN_KERNEL, &kplain, &sh, &a, 1, NULL, NULL, NULL, -1, NULL, NULL, NULL}, rot = {RUN_KERNEL, &k, &sh, &ar, 1, NULL, NULL, NULL, -1, NULL, NULL, NULL};
     char label[120];
     snprintf(label, sizeof label, "prefill h32/kv8/d128 causal S=%d: without vs with RoPE", S);
     timed_pair(st, "rope", label, &plain, &rot, 1.03, 7, csv);
@@ -916,7 +947,7 @@ static void run_rope(bench_state *st, const char *outdir) {
     s.kv.batch = 1, s.kv.n_new = S, s.kv.kv_capacity = S, s.kv.cache_len = &zero;
     s.kv.k_new = kn, s.kv.v_new = vn, s.kv.k_cache = kc, s.kv.v_cache = vc;
     s.q = q, s.o = o2;
-    job step = {RUN_STEP, &k, &sh, NULL, 1, &s, NULL, NULL, -1, NULL, NULL};
+    job step = {RUN_STEP, &k, &sh, NULL, 1, &s, NULL, NULL, -1, NULL, NULL, NULL};
     snprintf(label, sizeof label, "prefill h32/kv8/d128 causal S=%d: attention alone vs step", S);
     timed_pair(st, "rope", label, &plain, &step, 0, 7, csv);
     attngen_free(q), attngen_free(kc), attngen_free(vc), attngen_free(kn), attngen_free(vn), attngen_free(o1), attngen_free(o2);
@@ -973,8 +1004,8 @@ static void feature_case_free(feature_case *c) {
 static void feature_pair(bench_state *st, const char *label, feature_case *a, feature_case *b, int threads,
                          double target, int min_rounds, FILE *csv) {
   const run_kind kind = threads > 1 ? RUN_PARALLEL : RUN_KERNEL;
-  job ja = {kind, &a->k, &a->sh, &a->a, threads, NULL, NULL, NULL, -1, NULL, NULL};
-  job jb = {kind, &b->k, &b->sh, &b->a, threads, NULL, NULL, NULL, -1, NULL, NULL};
+  job ja = {kind, &a->k, &a->sh, &a->a, threads, NULL, NULL, NULL, -1, NULL, NULL, NULL};
+  job jb = {kind, &b->k, &b->sh, &b->a, threads, NULL, NULL, NULL, -1, NULL, NULL, NULL};
   timed_pair(st, "features", label, &ja, &jb, target, min_rounds, csv);
 }
 
@@ -1154,7 +1185,7 @@ static void run_kv_types(bench_state *st, const char *outdir) {
         break;
       }
       args[t].batch = cs[ci].batch, args[t].q_len = 1, args[t].kv_len = kv, args[t].q = q, args[t].o = o[t];
-      job j = {RUN_KERNEL, &kern[t], &sh[t], &args[t], 1, NULL, NULL, NULL, -1, NULL, NULL};
+      job j = {RUN_KERNEL, &kern[t], &sh[t], &args[t], 1, NULL, NULL, NULL, -1, NULL, NULL, NULL};
       jobs[t] = j;
     }
     bench_reader *rd = ok ? bench_reader_new(buf[0].k, buf[0].v, n, 1) : NULL;
@@ -1162,7 +1193,7 @@ static void run_kv_types(bench_state *st, const char *outdir) {
       fprintf(stderr, "bench: storage types: %s case %zu skipped\n", ok ? "no memory for the read" : "setup failed", ci);
       st->errors++;
     } else {
-      job r = {RUN_READ, NULL, NULL, NULL, 1, NULL, rd, NULL, -1, NULL, NULL};
+      job r = {RUN_READ, NULL, NULL, NULL, 1, NULL, rd, NULL, -1, NULL, NULL, NULL};
       jobs[NT] = r;
       static double samples[NT + 1][MAX_SAMPLES];
       timing tm[NT + 1];
@@ -1223,7 +1254,7 @@ static void run_kv_types(bench_state *st, const char *outdir) {
           kv_cache_fill(types[t], &kern[t], &sh[t], 1, S, 0, kf, vf, NULL, &buf[t], &args[t]))
         break;
       args[t].batch = 1, args[t].q_len = S, args[t].kv_len = S, args[t].q = q, args[t].o = o[t];
-      job j = {RUN_KERNEL, &kern[t], &sh[t], &args[t], 1, NULL, NULL, NULL, -1, NULL, NULL};
+      job j = {RUN_KERNEL, &kern[t], &sh[t], &args[t], 1, NULL, NULL, NULL, -1, NULL, NULL, NULL};
       jobs[t] = j;
       nt++;
     }
@@ -1256,7 +1287,9 @@ static void run_kv_types(bench_state *st, const char *outdir) {
 /* Paged caches over contiguous ones, h32/kv8/d128 causal, every storage type, 1 thread: decode q=1 beyond the
  * last-level cache and prefill S=2048 (quick: 512), each from a contiguous cache and from pools of pages of 16 and
  * 64 rows handed out in a shuffled order, the three in interleaved rounds; the speed is the median of the per-round
- * ratios contiguous time / paged time (target >= 0.95x). BENCH_FILTER=paged runs only this section. */
+ * ratios contiguous time / paged time (target >= 0.95x). Decode also times a plain read of each cache's K and V rows
+ * in the kernel's order in the same rounds (rows_read): its ratio is the memory's own price for the pages' order
+ * (shuffled 16-row pages of int8 read at about 0.8x on a Zen 3 host). BENCH_FILTER=paged runs only this section. */
 static void run_paged(bench_state *st, const char *outdir) {
   static const attngen_kv_dtype types[] = {ATTNGEN_KV_F32, ATTNGEN_KV_F16, ATTNGEN_KV_BF16, ATTNGEN_KV_INT8,
                                            ATTNGEN_KV_INT8_G32};
@@ -1267,14 +1300,17 @@ static void run_paged(bench_state *st, const char *outdir) {
   char path[512];
   snprintf(path, sizeof path, "%s/paged.csv", outdir);
   FILE *csv = fopen(path, "w");
-  if (csv) fprintf(csv, "phase,kv_dtype,page_size,kernel,kv_len,ms,speed_over_contiguous\n");
+  if (csv) fprintf(csv, "phase,kv_dtype,page_size,kernel,kv_len,ms,speed_over_contiguous,read_over_contiguous\n");
   /* BENCH_PAGED_HND=1: head-major pages ([page][kv head][page_size][head_dim]) against a head-major contiguous cache */
   const char *hnd_env = getenv("BENCH_PAGED_HND");
   const int hnd = hnd_env && strcmp(hnd_env, "1") == 0;
   if (hnd) printf("\nhead-major pages and cache (BENCH_PAGED_HND=1)");
   printf("\nPaged caches (pages handed out shuffled) over contiguous ones, h32/kv8/d128 causal, 1 thread, interleaved "
-         "rounds;\nspeed = median of per-round contiguous / paged time (target >= 0.95x)\n");
-  printf("%-8s %-9s %5s %-52s %8s %9s %8s\n", "phase", "type", "page", "kernel", "kv_len", "median ms", "speed");
+         "rounds;\nspeed = median of per-round contiguous / paged time (target >= 0.95x); decode: `read`, the same "
+         "ratio for a\nplain read of the K and V rows in the kernel's order (tiles of its keys, K then V, through the "
+         "block table):\nwhat the memory itself charges for the pages' order\n");
+  printf("%-8s %-9s %5s %-52s %8s %9s %8s %8s\n", "phase", "type", "page", "kernel", "kv_len", "median ms", "speed",
+         "read");
   for (int ph = 0; ph < 2; ph++) {
     const attngen_phase phase = ph ? ATTNGEN_PHASE_PREFILL : ATTNGEN_PHASE_DECODE;
     const int kv = ph ? (st->quick ? 512 : 2048) : kv_beyond_llc(st->llc, kvh, d), q_len = ph ? kv : 1;
@@ -1289,7 +1325,9 @@ static void run_paged(bench_state *st, const char *outdir) {
       attngen_pages pg[NP];
       int32_t *table[NP] = {NULL, NULL, NULL};
       float *o[NP] = {NULL, NULL, NULL};
-      job jobs[NP];
+      rows_read rr[NP];
+      job jobs[2 * NP];
+      const int reads = !hnd && phase == ATTNGEN_PHASE_DECODE; /* the rows' plain read: token-major decode */
       int ok = tab != NULL, filled = 0;
       for (int p = 0; p < NP && ok; p++) {
         sh[p] = mkshape(h, kvh, d, ATTNGEN_MASK_CAUSAL, phase);
@@ -1317,17 +1355,24 @@ static void run_paged(bench_state *st, const char *outdir) {
         }
         filled++;
         args[p].batch = 1, args[p].q_len = q_len, args[p].kv_len = kv, args[p].q = q, args[p].o = o[p];
-        job j = {RUN_KERNEL, &kern[p], &sh[p], &args[p], 1, NULL, NULL, NULL, -1, NULL, NULL};
+        job j = {RUN_KERNEL, &kern[p], &sh[p], &args[p], 1, NULL, NULL, NULL, -1, NULL, NULL, NULL};
         jobs[p] = j;
+        if (reads) {
+          rr[p] = (rows_read){(const unsigned char *)buf[p].k, (const unsigned char *)buf[p].v, table[p],
+                              page_sizes[p] ? page_sizes[p] : 1, kv, kern[p].work.keys_per_tile,
+                              (size_t)kvh * d * (size_t)attngen_kv_dtype_bytes(types[ti])};
+          job r = {RUN_ROWS_READ, NULL, NULL, NULL, 1, NULL, NULL, NULL, -1, NULL, NULL, &rr[p]};
+          jobs[NP + p] = r;
+        }
       }
       if (!ok) {
         fprintf(stderr, "bench: paged %s %s: setup failed: %s\n", attngen_phase_name(phase),
                 attngen_kv_dtype_name(types[ti]), attngen_last_error());
         st->errors++;
       } else {
-        static double samples[NP][MAX_SAMPLES];
-        timing tm[NP];
-        measure_set(jobs, NP, st->quick ? 0.3 : (ph ? 1.5 : 1.0), st->min_rounds, tm, samples);
+        static double samples[2 * NP][MAX_SAMPLES];
+        timing tm[2 * NP];
+        measure_set(jobs, reads ? 2 * NP : NP, st->quick ? 0.3 : (ph ? 1.5 : 1.0), st->min_rounds, tm, samples);
         for (int p = 0; p < NP; p++) {
           if (tm[p].status) {
             printf("%-8s %-9s %5d error %s\n", attngen_phase_name(phase), attngen_kv_dtype_name(types[ti]),
@@ -1336,14 +1381,17 @@ static void run_paged(bench_state *st, const char *outdir) {
             continue;
           }
           const double speed = paired_ratio(samples[0], samples[p], tm[p].samples);
+          const double rspeed = reads ? paired_ratio(samples[NP], samples[NP + p], tm[NP + p].samples) : 0.0;
           const int same = !memcmp(o[p], o[0], sizeof(float) * (size_t)q_len * h * d);
-          printf("%-8s %-9s %5d %-52s %8d %9.3f %7.3fx%s\n", attngen_phase_name(phase), attngen_kv_dtype_name(types[ti]),
-                 page_sizes[p], kernel_name(&kern[p]), kv, tm[p].sec * 1e3, speed,
-                 same ? "" : "  (output differs from the contiguous cache's!)");
+          char rcell[16] = "";
+          if (reads) snprintf(rcell, sizeof rcell, "%7.3fx", rspeed);
+          printf("%-8s %-9s %5d %-52s %8d %9.3f %7.3fx %8s%s\n", attngen_phase_name(phase),
+                 attngen_kv_dtype_name(types[ti]), page_sizes[p], kernel_name(&kern[p]), kv, tm[p].sec * 1e3, speed,
+                 rcell, same ? "" : "  (output differs from the contiguous cache's!)");
           if (!same) st->errors++;
           if (csv)
-            fprintf(csv, "%s,%s,%d,%s,%d,%.4f,%.4f\n", attngen_phase_name(phase), attngen_kv_dtype_name(types[ti]),
-                    page_sizes[p], kernel_name(&kern[p]), kv, tm[p].sec * 1e3, speed);
+            fprintf(csv, "%s,%s,%d,%s,%d,%.4f,%.4f,%.4f\n", attngen_phase_name(phase), attngen_kv_dtype_name(types[ti]),
+                    page_sizes[p], kernel_name(&kern[p]), kv, tm[p].sec * 1e3, speed, rspeed);
         }
       }
       for (int p = 0; p < filled; p++) kv_cache_free(&buf[p]);
@@ -1473,9 +1521,9 @@ static void run_cascade(bench_state *st) {
     fprintf(stderr, "bench: cascade: setup failed\n");
     st->errors++;
   } else {
-    job jobs[3] = {{RUN_CASCADE, &kern, &sh, NULL, 1, NULL, NULL, NULL, -1, NULL, &ca},
-                   {RUN_EACH, &kern, &sh, &sep, 1, NULL, NULL, NULL, -1, NULL, NULL},
-                   {RUN_READ, NULL, NULL, NULL, 1, NULL, rd, NULL, -1, NULL, NULL}};
+    job jobs[3] = {{RUN_CASCADE, &kern, &sh, NULL, 1, NULL, NULL, NULL, -1, NULL, &ca, NULL},
+                   {RUN_EACH, &kern, &sh, &sep, 1, NULL, NULL, NULL, -1, NULL, NULL, NULL},
+                   {RUN_READ, NULL, NULL, NULL, 1, NULL, rd, NULL, -1, NULL, NULL, NULL}};
     static double samples[3][MAX_SAMPLES];
     timing tm[3];
     measure_set(jobs, 3, st->quick ? 0.5 : 2.0, st->min_rounds, tm, samples);
