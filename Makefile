@@ -46,7 +46,7 @@ help:
 	@echo "  make test-cases      the native case runner, no Criterion (TEST_FILTER=substring)"
 	@echo "  make test-sanitize   the case list under ASan + UBSan (slow; not part of make test)"
 	@echo "  make test-gen, test-build   only generate / build the test suites"
-	@echo "  make bench           full benchmark (~2 min): table, $(BUILD)/bench/results.csv, PNG plots"
+	@echo "  make bench           full benchmark (5.5-7 min): table, $(BUILD)/bench/results.csv, PNG plots"
 	@echo "  make bench-quick     a few cases (~10 s), same outputs; both run deps-bench first"
 	@echo "  make bench-machine   only the machine measurement (FMA peak, read bandwidth)"
 	@echo "  make bench-plot      redraw the plots from $(BUILD)/bench/results.csv"
