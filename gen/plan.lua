@@ -204,6 +204,10 @@ function plan.for_kernel(k)
       -- panels of rv vectors of rows (rv x W rows a panel: the rows then fill whole panels) against kb keys, in
       -- tiles of `keys` keys when given (a multiple of kb, so no block repeats a key)
       local rv = lanes.rv or 1
+      if lanes.keys and lanes.keys % lanes.kb ~= 0 then
+        errors.raise("spec: gen/isa/%s.lua: rows_in_lanes.keys (%d) is not a multiple of its kb (%d)", isa.name,
+          lanes.keys, lanes.kb)
+      end
       p.lanes = { kb = lanes.kb, rv = rv, keys = lanes.keys, min_rows = math.max(lanes.min_rows, rv * W) }
     end
     p.keys_padded = round_up(math.max(type(p.keys) == "number" and p.keys or blk.keys, p.keys_contig,

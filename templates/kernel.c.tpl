@@ -361,7 +361,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
 @   if plan.lanes then
-  /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole vectors (no horizontal sums) */
+  /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole panels (no horizontal sums) */
   const int lanes = rows >= $(I(plan.lanes.min_rows)) && rows % $(I(plan.lanes.rv * W)) == 0 && rows_pv == rows;
 @   end
 @ else

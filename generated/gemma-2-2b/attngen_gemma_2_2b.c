@@ -1652,7 +1652,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_window_softcap_decode_
    * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
-  /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole vectors (no horizontal sums) */
+  /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole panels (no horizontal sums) */
   const int lanes = rows >= 16 && rows % 16 == 0 && rows_pv == rows;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -1967,7 +1967,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_window_softcap
    * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
-  /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole vectors (no horizontal sums) */
+  /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole panels (no horizontal sums) */
   const int lanes = rows >= 16 && rows % 16 == 0 && rows_pv == rows;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -2666,7 +2666,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_softcap_decode__avx512
    * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
-  /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole vectors (no horizontal sums) */
+  /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole panels (no horizontal sums) */
   const int lanes = rows >= 16 && rows % 16 == 0 && rows_pv == rows;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -2965,7 +2965,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_softcap_decode
    * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
-  /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole vectors (no horizontal sums) */
+  /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole panels (no horizontal sums) */
   const int lanes = rows >= 16 && rows % 16 == 0 && rows_pv == rows;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -4861,7 +4861,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_window_softcap_decode__a
    * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
-  /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole vectors (no horizontal sums) */
+  /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole panels (no horizontal sums) */
   const int lanes = rows >= 16 && rows % 16 == 0 && rows_pv == rows;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -5134,7 +5134,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_window_softcap_d
    * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
-  /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole vectors (no horizontal sums) */
+  /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole panels (no horizontal sums) */
   const int lanes = rows >= 16 && rows % 16 == 0 && rows_pv == rows;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -5791,7 +5791,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_softcap_decode__avx2(con
    * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
-  /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole vectors (no horizontal sums) */
+  /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole panels (no horizontal sums) */
   const int lanes = rows >= 16 && rows % 16 == 0 && rows_pv == rows;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -6048,7 +6048,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_softcap_decode__
    * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
-  /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole vectors (no horizontal sums) */
+  /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole panels (no horizontal sums) */
   const int lanes = rows >= 16 && rows % 16 == 0 && rows_pv == rows;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;

@@ -1552,7 +1552,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_window_decode__avx512
    * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
-  /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole vectors (no horizontal sums) */
+  /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole panels (no horizontal sums) */
   const int lanes = rows >= 16 && rows % 16 == 0 && rows_pv == rows;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -1862,7 +1862,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_window_decode
    * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
-  /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole vectors (no horizontal sums) */
+  /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole panels (no horizontal sums) */
   const int lanes = rows >= 16 && rows % 16 == 0 && rows_pv == rows;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -3667,7 +3667,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_window_decode__avx2(con
    * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
-  /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole vectors (no horizontal sums) */
+  /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole panels (no horizontal sums) */
   const int lanes = rows >= 16 && rows % 16 == 0 && rows_pv == rows;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -3935,7 +3935,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_window_decode__
    * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
-  /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole vectors (no horizontal sums) */
+  /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole panels (no horizontal sums) */
   const int lanes = rows >= 16 && rows % 16 == 0 && rows_pv == rows;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
