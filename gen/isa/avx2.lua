@@ -53,7 +53,12 @@ return {
     -- the row form paid a horizontal max, a horizontal sum and a libm expf per head and tile. In cache (kv_len
     -- 512-2048), interleaved with an A/A copy: h12/kv12/d64 1.08-1.11x, h16/kv8/d64 1.12-1.16x, h32/kv32/d128
     -- 1.03-1.05x; beyond the cache 1.00-1.02x, the memory's pace)
-    by_group = { { min_g = 7, rb = 2, kb = 4, pr = 4, pvv = 3, columns = true },
+    -- groups of 7+: 4 x 3 as groups of 4 (below; a group of 7 ends on a 3-row edge block), from 2 x 4 (8 chains, K
+    -- loaded and converted once per 2 rows). Zen 3, ns per key and kv head, medians of 5-7 interleaved rounds at
+    -- kv_len 256 / 16384: group 8 (h64/kv8/d128) fp32 95 / 101 against 91 / 107, f16 75 / 89 against 100 / 97, int8
+    -- 95 / 104 against 109 / 111; group 7 (h28/kv4/d128) fp32 101 / 144 against 104 / 153, f16 82 / 98 against
+    -- 91 / 109, int8 93 / 84 against 106 / 106
+    by_group = { { min_g = 7, rb = 4, kb = 3, pr = 4, pvv = 3, columns = true },
                  -- groups of 4-6: all 4 rows x 3 keys, each K vector loaded and converted once for 4 FMAs; int8 in
                  -- 8-key tiles (its 1 KiB token rows are under long_row_bytes). 4 x 2 (8 accumulators, each a chain
                  -- of 16 dependent FMAs at d128) waited on its chains: alone in L1, Q·Kᵀ of 4 rows took 16-22 ns a

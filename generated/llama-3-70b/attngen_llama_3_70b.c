@@ -2463,204 +2463,185 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16_s96__avx2
   }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=3 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 512 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_2x4_t512__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x3_t512__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   const float *restrict k2 = krow[2];
-  const float *restrict k3 = krow[3];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 128;
-    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps();
-    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps(), acc1_3 = _mm256_setzero_ps();
-    { const __m256 qv0 = _mm256_loadu_ps(q0); const __m256 qv1 = _mm256_loadu_ps(q1);
-      { __m256 kv = _mm256_loadu_ps(k0); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { __m256 kv = _mm256_loadu_ps(k1); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { __m256 kv = _mm256_loadu_ps(k2); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { __m256 kv = _mm256_loadu_ps(k3); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 8); const __m256 qv1 = _mm256_loadu_ps(q1 + 8);
-      { __m256 kv = _mm256_loadu_ps(k0 + 8); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 8); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { __m256 kv = _mm256_loadu_ps(k2 + 8); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { __m256 kv = _mm256_loadu_ps(k3 + 8); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 16); const __m256 qv1 = _mm256_loadu_ps(q1 + 16);
-      { __m256 kv = _mm256_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { __m256 kv = _mm256_loadu_ps(k2 + 16); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { __m256 kv = _mm256_loadu_ps(k3 + 16); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 24); const __m256 qv1 = _mm256_loadu_ps(q1 + 24);
-      { __m256 kv = _mm256_loadu_ps(k0 + 24); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 24); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { __m256 kv = _mm256_loadu_ps(k2 + 24); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { __m256 kv = _mm256_loadu_ps(k3 + 24); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 32); const __m256 qv1 = _mm256_loadu_ps(q1 + 32);
-      { __m256 kv = _mm256_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { __m256 kv = _mm256_loadu_ps(k2 + 32); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { __m256 kv = _mm256_loadu_ps(k3 + 32); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 40); const __m256 qv1 = _mm256_loadu_ps(q1 + 40);
-      { __m256 kv = _mm256_loadu_ps(k0 + 40); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 40); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { __m256 kv = _mm256_loadu_ps(k2 + 40); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { __m256 kv = _mm256_loadu_ps(k3 + 40); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 48); const __m256 qv1 = _mm256_loadu_ps(q1 + 48);
-      { __m256 kv = _mm256_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { __m256 kv = _mm256_loadu_ps(k2 + 48); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { __m256 kv = _mm256_loadu_ps(k3 + 48); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 56); const __m256 qv1 = _mm256_loadu_ps(q1 + 56);
-      { __m256 kv = _mm256_loadu_ps(k0 + 56); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 56); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { __m256 kv = _mm256_loadu_ps(k2 + 56); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { __m256 kv = _mm256_loadu_ps(k3 + 56); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 64); const __m256 qv1 = _mm256_loadu_ps(q1 + 64);
-      { __m256 kv = _mm256_loadu_ps(k0 + 64); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 64); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { __m256 kv = _mm256_loadu_ps(k2 + 64); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { __m256 kv = _mm256_loadu_ps(k3 + 64); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 72); const __m256 qv1 = _mm256_loadu_ps(q1 + 72);
-      { __m256 kv = _mm256_loadu_ps(k0 + 72); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 72); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { __m256 kv = _mm256_loadu_ps(k2 + 72); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { __m256 kv = _mm256_loadu_ps(k3 + 72); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 80); const __m256 qv1 = _mm256_loadu_ps(q1 + 80);
-      { __m256 kv = _mm256_loadu_ps(k0 + 80); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 80); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { __m256 kv = _mm256_loadu_ps(k2 + 80); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { __m256 kv = _mm256_loadu_ps(k3 + 80); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 88); const __m256 qv1 = _mm256_loadu_ps(q1 + 88);
-      { __m256 kv = _mm256_loadu_ps(k0 + 88); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 88); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { __m256 kv = _mm256_loadu_ps(k2 + 88); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { __m256 kv = _mm256_loadu_ps(k3 + 88); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 96); const __m256 qv1 = _mm256_loadu_ps(q1 + 96);
-      { __m256 kv = _mm256_loadu_ps(k0 + 96); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 96); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { __m256 kv = _mm256_loadu_ps(k2 + 96); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { __m256 kv = _mm256_loadu_ps(k3 + 96); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 104); const __m256 qv1 = _mm256_loadu_ps(q1 + 104);
-      { __m256 kv = _mm256_loadu_ps(k0 + 104); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 104); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { __m256 kv = _mm256_loadu_ps(k2 + 104); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { __m256 kv = _mm256_loadu_ps(k3 + 104); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 112); const __m256 qv1 = _mm256_loadu_ps(q1 + 112);
-      { __m256 kv = _mm256_loadu_ps(k0 + 112); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 112); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { __m256 kv = _mm256_loadu_ps(k2 + 112); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { __m256 kv = _mm256_loadu_ps(k3 + 112); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 120); const __m256 qv1 = _mm256_loadu_ps(q1 + 120);
-      { __m256 kv = _mm256_loadu_ps(k0 + 120); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { __m256 kv = _mm256_loadu_ps(k1 + 120); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { __m256 kv = _mm256_loadu_ps(k2 + 120); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { __m256 kv = _mm256_loadu_ps(k3 + 120); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx2(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[512] = t4[1]; s[1024] = t4[2]; s[1536] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx2(t4, acc1_0, acc1_1, acc1_2, acc1_3);
-      s[1] = t4[0]; s[513] = t4[1]; s[1025] = t4[2]; s[1537] = t4[3]; }
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps();
+    __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps(), acc2_2 = _mm256_setzero_ps();
+    __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps(), acc3_2 = _mm256_setzero_ps();
+    { __m256 kv0 = _mm256_loadu_ps(k0); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 8); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 8); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 8); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 8); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 8); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 8); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 8); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 16); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 16); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 16); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 16); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 16); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 24); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 24); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 24); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 24); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 24); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 24); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 24); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 32); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 32); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 32); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 32); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 32); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 40); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 40); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 40); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 40); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 40); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 40); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 40); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 48); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 48); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 48); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 48); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 48); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 56); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 56); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 56); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 56); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 56); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 56); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 56); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 64); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 64); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 64); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 64); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 64); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 64); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 64); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 72); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 72); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 72); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 72); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 72); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 72); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 72); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 80); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 80); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 80); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 80); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 80); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 80); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 80); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 88); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 88); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 88); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 88); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 88); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 88); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 88); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 96); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 96); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 96); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 96); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 96); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 96); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 96); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 104); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 104); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 104); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 104); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 104); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 104); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 104); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 112); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 112); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 112); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 112); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 112); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 112); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 112); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    { __m256 kv0 = _mm256_loadu_ps(k0 + 120); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_loadu_ps(k1 + 120); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_loadu_ps(k2 + 120); ATTNGEN_PIN_AVX2(kv2);
+      { const __m256 qv = _mm256_loadu_ps(q0 + 120); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
+      { const __m256 qv = _mm256_loadu_ps(q1 + 120); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
+      { const __m256 qv = _mm256_loadu_ps(q2 + 120); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
+      { const __m256 qv = _mm256_loadu_ps(q3 + 120); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    attngen_hsum4_avx2(s + 512, acc0_1, acc1_1, acc2_1, acc3_1);
+    attngen_hsum4_avx2(s + 1024, acc0_2, acc1_2, acc2_2, acc3_2);
   }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=3 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 512 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_2x4_t512_rowwise__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x3_t512_rowwise__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   const float *restrict k2 = krow[2];
-  const float *restrict k3 = krow[3];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 128;
-    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps();
-    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps(), acc1_3 = _mm256_setzero_ps();
-    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k0); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); }
-      acc0_0 = _mm256_add_ps(ka0, kb0); acc1_0 = _mm256_add_ps(ka1, kb1); }
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps();
+    __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps(), acc2_2 = _mm256_setzero_ps();
+    __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps(), acc3_2 = _mm256_setzero_ps();
+    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), ka2 = _mm256_setzero_ps(), ka3 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps(), kb2 = _mm256_setzero_ps(), kb3 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_loadu_ps(k0); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 8), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 8), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 16), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 16), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 24), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 24), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 40), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 40), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 48), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 48), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 56), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 56), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 72), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 72), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 80), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 80), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 88), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 88), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 104), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 104), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 112), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 112), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 120), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 120), kv, kb3); }
+      acc0_0 = _mm256_add_ps(ka0, kb0); acc1_0 = _mm256_add_ps(ka1, kb1); acc2_0 = _mm256_add_ps(ka2, kb2); acc3_0 = _mm256_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k1); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); }
-      acc0_1 = _mm256_add_ps(ka0, kb0); acc1_1 = _mm256_add_ps(ka1, kb1); }
+    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), ka2 = _mm256_setzero_ps(), ka3 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps(), kb2 = _mm256_setzero_ps(), kb3 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_loadu_ps(k1); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 8), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 8), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 16), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 16), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 24), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 24), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 40), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 40), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 48), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 48), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 56), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 56), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 72), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 72), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 80), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 80), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 88), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 88), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 104), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 104), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 112), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 112), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 120), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 120), kv, kb3); }
+      acc0_1 = _mm256_add_ps(ka0, kb0); acc1_1 = _mm256_add_ps(ka1, kb1); acc2_1 = _mm256_add_ps(ka2, kb2); acc3_1 = _mm256_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k2); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); }
-      acc0_2 = _mm256_add_ps(ka0, kb0); acc1_2 = _mm256_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k3); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); }
-      acc0_3 = _mm256_add_ps(ka0, kb0); acc1_3 = _mm256_add_ps(ka1, kb1); }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx2(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[512] = t4[1]; s[1024] = t4[2]; s[1536] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx2(t4, acc1_0, acc1_1, acc1_2, acc1_3);
-      s[1] = t4[0]; s[513] = t4[1]; s[1025] = t4[2]; s[1537] = t4[3]; }
+    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), ka2 = _mm256_setzero_ps(), ka3 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps(), kb2 = _mm256_setzero_ps(), kb3 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_loadu_ps(k2); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 8), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 8), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 16), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 16), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 24), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 24), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 40), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 40), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 48), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 48), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 56), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 56), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 72), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 72), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 80), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 80), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 88), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 88), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 104), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 104), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 112), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 112), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 120), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 120), kv, kb3); }
+      acc0_2 = _mm256_add_ps(ka0, kb0); acc1_2 = _mm256_add_ps(ka1, kb1); acc2_2 = _mm256_add_ps(ka2, kb2); acc3_2 = _mm256_add_ps(ka3, kb3); }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    attngen_hsum4_avx2(s + 512, acc0_1, acc1_1, acc2_1, acc3_1);
+    attngen_hsum4_avx2(s + 1024, acc0_2, acc1_2, acc2_2, acc3_2);
   }
 }
 
@@ -3500,7 +3481,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d128_causal_padding_prefill__avx2(c
   }
 }
 
-/* attn_h64_kv8_d128_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+/* attn_h64_kv8_d128_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x3 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d128_causal_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -3587,7 +3568,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d128_causal_decode__avx2(const attn
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
     for (int j = 0; j < 144; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -3618,7 +3599,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d128_causal_decode__avx2(const attn
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * Contiguous rows: head after head, each head's blocks of 3 in order. Else: blocks of 3, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
@@ -3639,11 +3620,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d128_causal_decode__avx2(const attn
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 4) {
+        for (int j0 = 0; j0 < n; j0 += 3) {
           {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            const int j1 = kend - tk < j0 + 3 ? kend - tk : j0 + 3; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -3654,27 +3635,27 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d128_causal_decode__avx2(const attn
               }
             }
           }
-          const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *krow[3];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d128_2x4_t512_rowwise__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x3_t512_rowwise__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 3) {
+        ptrdiff_t koff[3]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 3; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          const float *krow[3];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d128_2x4_t512__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x3_t512__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -3751,7 +3732,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d128_causal_decode__avx2(const attn
   }
 }
 
-/* attn_h64_kv8_d128_causal_padding_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+/* attn_h64_kv8_d128_causal_padding_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x3 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d128_causal_padding_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -3838,7 +3819,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d128_causal_padding_decode__avx2(co
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
     for (int j = 0; j < 144; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -3870,7 +3851,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d128_causal_padding_decode__avx2(co
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * Contiguous rows: head after head, each head's blocks of 3 in order. Else: blocks of 3, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
@@ -3891,11 +3872,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d128_causal_padding_decode__avx2(co
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 4) {
+        for (int j0 = 0; j0 < n; j0 += 3) {
           {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            const int j1 = kend - tk < j0 + 3 ? kend - tk : j0 + 3; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -3906,27 +3887,27 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d128_causal_padding_decode__avx2(co
               }
             }
           }
-          const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *krow[3];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d128_2x4_t512_rowwise__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x3_t512_rowwise__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 3) {
+        ptrdiff_t koff[3]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 3; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          const float *krow[3];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d128_2x4_t512__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x3_t512__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
