@@ -1236,7 +1236,7 @@ static void run_kv_types(bench_state *st, const char *outdir) {
                   100.0 * bound / sec, over);
       }
       printf("%-30s %-9s %-48s %9.1f %9.3f %7.1f\n", label, "read",
-             rows ? "plain read of the fp32 K and V (faster of 2 orders)" : "plain streaming read of the fp32 K and V",
+             rows ? "plain read of the fp32 K/V, faster of 2 orders" : "plain streaming read of the fp32 K and V",
              2.0 * n * sizeof(float) / 1048576.0, read_sec * 1e3, read_gbs);
     }
     if (rd) bench_reader_free(rd);

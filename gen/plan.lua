@@ -208,7 +208,8 @@ function plan.for_kernel(k)
         errors.raise("spec: gen/isa/%s.lua: rows_in_lanes.keys (%d) is not a multiple of its kb (%d)", isa.name,
           lanes.keys, lanes.kb)
       end
-      p.lanes = { kb = lanes.kb, rv = rv, keys = lanes.keys, min_rows = math.max(lanes.min_rows, rv * W) }
+      p.lanes = { kb = lanes.kb, rv = rv, panel = rv * W, keys = lanes.keys,
+                  min_rows = math.max(lanes.min_rows, rv * W) }
     end
     p.keys_padded = round_up(math.max(type(p.keys) == "number" and p.keys or blk.keys, p.keys_contig,
         p.lanes and p.lanes.keys or 0),
@@ -372,7 +373,7 @@ function plan.microkernels(isa, p, D, G)
     local function pv_name(rows) return string.format("attngen_pv_%s_%sx%d%s%s__%s", dim, rows, p.pvv * W, pv_stride, ty, isa.name) end
     mk.qk_name, mk.pv_name = qk_name(p.rb), pv_name(p.pr)
     if p.lanes then -- rows in the lanes: prefill's microkernel on panels of rv x W rows of Qᵀ (that row stride)
-      local pw = p.lanes.rv * W
+      local pw = p.lanes.panel
       mk.qk_lanes = { name = string.format("attngen_qk_%s_%dx%d_q%d%s__%s", dim, pw, p.lanes.kb, pw, qk_stride, isa.name),
                       kb = p.lanes.kb, rv = p.lanes.rv, qts = pw, qs = mk.qs, unroll = isa.prefill.unroll }
     end

@@ -362,7 +362,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
   const ptrdiff_t state_floats = 2 * q_floats;
 @   if plan.lanes then
   /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole panels (no horizontal sums) */
-  const int lanes = rows >= $(I(plan.lanes.min_rows)) && rows % $(I(plan.lanes.rv * W)) == 0 && rows_pv == rows;
+  const int lanes = rows >= $(I(plan.lanes.min_rows)) && rows % $(I(plan.lanes.panel)) == 0 && rows_pv == rows;
 @   end
 @ else
   const ptrdiff_t state_floats = $(I(plan.scratch.state_floats));
@@ -473,7 +473,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @ end
     }
 @ if decode and plan.lanes then
-@   local PW = plan.lanes.rv * W
+@   local PW = plan.lanes.panel
     if (lanes) { /* rows in the lanes: Qᵀ in panels of $(I(PW)) rows (row stride $(I(PW))), through O's space */
       for (int r = 0; r < rows; ++r)
         for (int k = 0; k < $(D); ++k) ot[(r / $(I(PW))) * $(I(kern.D * PW)) + k * $(I(PW)) + r % $(I(PW))] = qt[r * dp + k];
@@ -632,7 +632,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
           const float *krow[$(I(plan.lanes.kb))];
           for (int j = 0; j < $(I(plan.lanes.kb)); ++j) krow[j] = kh + koff[j];
 @   prefetch_token_major("          ", "hh", "j0", I(plan.lanes.kb))
-          for (int r0 = 0; r0 < rows; r0 += $(I(plan.lanes.rv * W)))
+          for (int r0 = 0; r0 < rows; r0 += $(I(plan.lanes.panel)))
             $(mk.qk_lanes.name)(qt + r0 * $(I(kern.D)), krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
