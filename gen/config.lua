@@ -201,8 +201,12 @@ end
 -- tuned = { <isa> = { <phase> = { <knob> = n, ... } } } (written by `attngen --tune`) against spec.tunables: any
 -- subset of ISAs, phases and knobs; each knob an integer in its range; the effective blocking (the vocabulary's
 -- defaults for this shape, overlaid by the tuned knobs: gen/plan.lua's plan.blocking) within the ISA's register
--- budget. Returns the normalized table (nil when absent or empty); messages name e.g. field 'tuned.avx2.decode.rb'.
-local function check_tuned(where, raw, head_dim, group)
+-- budget. A decode block is timed on one storage type: its own knobs are the fp32 cache's, and
+-- `by_dtype = { <type> = { <knob> = n, ... } }` holds another type's of the config's kv_dtype (a type without one
+-- keeps the vocabulary's blocking for that type: converting each K/V vector moves the best block). Prefill reads
+-- every type as fp32 tiles, so its knobs serve all. Returns the normalized table (nil when absent or empty);
+-- messages name e.g. field 'tuned.avx2.decode.rb' or 'tuned.avx2.decode.by_dtype.int8.pr'.
+local function check_tuned(where, raw, head_dim, group, kv_dtypes)
   local v = raw.tuned
   if v == nil then return nil end
   local isas, phases = spec.names(spec.isas), spec.names(spec.phases)
@@ -210,6 +214,44 @@ local function check_tuned(where, raw, head_dim, group)
     fail(where, "tuned", "must be a table { <isa> = { <phase> = { <knob> = n, ... } } } (written by --tune), got %s", show(v))
   end
   check_keys(where, v, "tuned", isas)
+  -- one block's knobs (`extra`: other fields it may hold), checked for `dtype`'s kernels; nil when it sets none
+  local function check_knobs(isa, phase, kt, ppath, dtype, extra)
+    local knobs = spec.names(spec.tunables[phase])
+    if type(kt) ~= "table" then
+      fail(where, ppath, "must be a table { %s = n, ... }, got %s", table.concat(knobs, " | "), show(kt))
+    end
+    local allowed = {}
+    for _, n in ipairs(knobs) do allowed[#allowed + 1] = n end
+    for _, n in ipairs(extra or {}) do allowed[#allowed + 1] = n end
+    check_keys(where, kt, ppath, allowed)
+    local norm = {}
+    for _, knob in ipairs(spec.tunables[phase]) do
+      local x, f = kt[knob.name], ppath .. "." .. knob.name
+      if x ~= nil then
+        if type(x) ~= "number" or x ~= x or x ~= math.floor(x) or x < knob.lo or x > knob.hi then
+          fail(where, f, "must be an integer in %d..%d (%s), got %s", knob.lo, knob.hi, knob.doc, show(x))
+        end
+        if knob.multiple and x % knob.multiple ~= 0 then
+          fail(where, f, "must be a multiple of %d in %d..%d, got %s", knob.multiple, knob.lo, knob.hi, show(x))
+        end
+        norm[knob.name] = math.floor(x)
+      end
+    end
+    -- the register budget of the blocking the kernels will actually use
+    local vocab = plan.isa(isa)
+    if vocab.registers then
+      local b = plan.blocking(vocab, phase, head_dim, group, norm, nil, dtype)
+      local budget, need = register_budget.exceeded(vocab, phase, b)
+      if budget then
+        local blame_knob, vals = budget.knobs[1], {}
+        for i = #budget.knobs, 1, -1 do if norm[budget.knobs[i]] then blame_knob = budget.knobs[i] end end
+        for _, kn in ipairs(budget.knobs) do vals[#vals + 1] = string.format("%s %d%s", kn, b[kn], norm[kn] and "" or " (default)") end
+        fail(where, ppath .. "." .. blame_knob, "the %s block needs %s = %d vector registers (%s); %s has %d",
+          budget.what, budget.formula, need, table.concat(vals, ", "), isa, vocab.registers)
+      end
+    end
+    return next(norm) and norm or nil
+  end
   local out = nil
   for _, isa in ipairs(isas) do
     local t = v[isa]
@@ -221,38 +263,38 @@ local function check_tuned(where, raw, head_dim, group)
         local kt = t[phase]
         if kt ~= nil then
           local ppath = path .. "." .. phase
-          local knobs = spec.names(spec.tunables[phase])
-          if type(kt) ~= "table" then
-            fail(where, ppath, "must be a table { %s = n, ... }, got %s", table.concat(knobs, " | "), show(kt))
+          local norm = check_knobs(isa, phase, kt, ppath, "f32", phase == "decode" and { "by_dtype" } or nil)
+          if norm and phase == "decode" and not contains(kv_dtypes, "f32") then
+            fail(where, ppath, "its own knobs are the fp32 cache's and the config's kv_dtype has no f32: put them " ..
+              "in %s.by_dtype.%s", ppath, kv_dtypes[1])
           end
-          check_keys(where, kt, ppath, knobs)
-          local norm = {}
-          for _, knob in ipairs(spec.tunables[phase]) do
-            local x, f = kt[knob.name], ppath .. "." .. knob.name
-            if x ~= nil then
-              if type(x) ~= "number" or x ~= x or x ~= math.floor(x) or x < knob.lo or x > knob.hi then
-                fail(where, f, "must be an integer in %d..%d (%s), got %s", knob.lo, knob.hi, knob.doc, show(x))
+          local by = kt.by_dtype
+          if by ~= nil then
+            local bpath = ppath .. ".by_dtype"
+            local others = {}
+            for _, d in ipairs(kv_dtypes) do if d ~= "f32" then others[#others + 1] = d end end
+            if type(by) ~= "table" then
+              fail(where, bpath, "must be a table { <storage type> = { <knob> = n, ... } }, got %s", show(by))
+            end
+            if by.f32 ~= nil then
+              fail(where, bpath .. ".f32", "the fp32 cache's knobs are the block's own fields (%s.rb, ...)", ppath)
+            end
+            if #others == 0 and next(by) ~= nil then
+              fail(where, bpath, "the config's kv_dtype lists no storage type but f32")
+            end
+            check_keys(where, by, bpath, others)
+            for _, d in ipairs(others) do
+              if by[d] ~= nil then
+                local dn = check_knobs(isa, phase, by[d], bpath .. "." .. d, d)
+                if dn then
+                  norm = norm or {}
+                  norm.by_dtype = norm.by_dtype or {}
+                  norm.by_dtype[d] = dn
+                end
               end
-              if knob.multiple and x % knob.multiple ~= 0 then
-                fail(where, f, "must be a multiple of %d in %d..%d, got %s", knob.multiple, knob.lo, knob.hi, show(x))
-              end
-              norm[knob.name] = math.floor(x)
             end
           end
-          -- the register budget of the blocking the kernels will actually use
-          local vocab = plan.isa(isa)
-          if vocab.registers then
-            local b = plan.blocking(vocab, phase, head_dim, group, norm)
-            local budget, need = register_budget.exceeded(vocab, phase, b)
-            if budget then
-              local blame_knob, vals = budget.knobs[1], {}
-              for i = #budget.knobs, 1, -1 do if norm[budget.knobs[i]] then blame_knob = budget.knobs[i] end end
-              for _, kn in ipairs(budget.knobs) do vals[#vals + 1] = string.format("%s %d%s", kn, b[kn], norm[kn] and "" or " (default)") end
-              fail(where, ppath .. "." .. blame_knob, "the %s block needs %s = %d vector registers (%s); %s has %d",
-                budget.what, budget.formula, need, table.concat(vals, ", "), isa, vocab.registers)
-            end
-          end
-          if next(norm) then
+          if norm then
             out = out or {}
             out[isa] = out[isa] or {}
             out[isa][phase] = norm
@@ -335,7 +377,7 @@ function M.validate(raw, where, origin)
   c.page_sizes = check_page_sizes(where, origin, raw)
   c.rope = check_rope(errors.at(where, origin, "rope"), raw.rope, c.head_dim, "rope")
   c.attn = attn_features.validate(where, raw, c.masks, nil, origin)
-  c.tuned = check_tuned(where, raw, c.head_dim, math.floor(c.heads / c.kv_heads))
+  c.tuned = check_tuned(where, raw, c.head_dim, math.floor(c.heads / c.kv_heads), c.kv_dtypes)
   -- per-kernel options: validated by the spec's own rule, absent = the option's default
   c.options = {}
   for _, o in ipairs(spec.options) do

@@ -104,7 +104,7 @@ end
 -- The blocking knobs of one phase (spec.tunables: rv/rb, kb, pr, pvv, rows, keys) for a kernel of head_dim D and
 -- group G on `isa` (a vocabulary): the vocabulary's defaults for that shape, overlaid by `tuned` (the config's
 -- validated `tuned.<isa>.<phase>`, specialized kernels only). D and G nil: a generic kernel (no tuning; `keys` then
--- stays the vocabulary's number). gen/config.lua checks register budgets on this, gen/tune.lua starts from it.
+-- stays the vocabulary's number). gen/config.lua checks register budgets on this, tools/tune/tune.lua starts from it.
 -- kvh: kv heads (nil for generic kernels), for the decode tile's row-length rule.
 -- A decode step has G query rows per kv head (x q_len): the vocabulary's entry made for that many rows (its
 -- blocking, and whether the softmax runs down the columns), or its generic one (G nil).
@@ -122,6 +122,14 @@ end
 -- f16, bf16, i8), or nil.
 local function by_dtype(choice, dtype)
   return choice.by_dtype and choice.by_dtype[spec.kv_dtype[dtype or "f32"].field or "f32"]
+end
+
+-- The config's tuned knobs (`tuned`: its tuned.<isa>.<phase>, gen/config.lua) that apply to kernels whose code reads
+-- `dtype`: a decode block's own knobs were timed on an fp32 cache, its by_dtype.<type> on that type; prefill code
+-- reads fp32 tiles whatever the cache holds. nil: the vocabulary's blocking.
+function plan.tuned_for(tuned, phase, dtype)
+  if not tuned or phase ~= "decode" or (dtype or "f32") == "f32" then return tuned end
+  return tuned.by_dtype and tuned.by_dtype[dtype]
 end
 
 function plan.blocking(isa, phase, D, G, tuned, kvh, dtype)
@@ -173,10 +181,11 @@ function plan.for_kernel(k)
   local d, g = D or "d", G or "g"
   local blk = isa[k.phase]
   local p = { phase = k.phase, width = W }
-  local tuned = D and G and k.tuned or nil -- the generic kernels keep the vocabulary's plan
   local dtype = k.code_dtype or k.kv_dtype or "f32" -- the storage type the code reads
+  local tuned = D and G and plan.tuned_for(k.tuned, k.phase, dtype) or nil -- the generic kernels keep the vocabulary's plan
   local b = plan.blocking(isa, k.phase, D, G, tuned, D and k.kv_heads, dtype)
-  p.tuned = tuned ~= nil and next(tuned) ~= nil
+  p.tuned = false -- whether the config's tuned knobs set any of this kernel's blocking
+  for _, knob in ipairs(spec.tunables[k.phase]) do if tuned and tuned[knob.name] then p.tuned = true end end
   if k.phase == "decode" then
     p.kb, p.pr, p.pvv, p.rb, p.keys = b.kb, b.pr, b.pvv, b.rb, b.keys
     -- S's key stride, a constant: the tile's keys, or their largest value (the vocabulary's `keys`; keys_long_rows

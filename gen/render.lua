@@ -68,8 +68,18 @@ function M.c_param(v)
   return num(v)
 end
 
--- The `tuned` table as Lua source, one line per ISA, knobs and phases in spec order: the stamp echoes it and
--- `attngen --tune --write` records it in the config, so both read the same.
+-- One tuned block's knobs as Lua fields, in spec order.
+local function knobs_text(phase, t)
+  local ks = {}
+  for _, knob in ipairs(spec.tunables[phase]) do
+    if t[knob.name] then ks[#ks + 1] = string.format("%s = %d", knob.name, t[knob.name]) end
+  end
+  return ks
+end
+
+-- The `tuned` table as Lua source, one line per ISA, knobs and phases in spec order (other storage types' decode
+-- knobs in by_dtype, in spec order): the stamp echoes it and `attngen --tune --write` records it in the config, so
+-- both read the same.
 function M.tuned_lines(tuned, indent)
   local lines = { indent .. "tuned = {" }
   for _, isa in ipairs(spec.isas) do
@@ -78,10 +88,16 @@ function M.tuned_lines(tuned, indent)
       local ps = {}
       for _, phase in ipairs(spec.phases) do
         if t[phase.name] then
-          local ks = {}
-          for _, knob in ipairs(spec.tunables[phase.name]) do
-            local x = t[phase.name][knob.name]
-            if x then ks[#ks + 1] = string.format("%s = %d", knob.name, x) end
+          local ks = knobs_text(phase.name, t[phase.name])
+          local by = t[phase.name].by_dtype
+          if by then -- other storage types' knobs, in spec order
+            local bs = {}
+            for _, dtype in ipairs(spec.kv_dtypes) do
+              if by[dtype.name] then
+                bs[#bs + 1] = string.format("%s = { %s }", dtype.name, table.concat(knobs_text(phase.name, by[dtype.name]), ", "))
+              end
+            end
+            ks[#ks + 1] = string.format("by_dtype = { %s }", table.concat(bs, ", "))
           end
           ps[#ps + 1] = string.format("%s = { %s }", phase.name, table.concat(ks, ", "))
         end

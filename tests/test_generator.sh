@@ -152,8 +152,26 @@ for lua in $LUAS; do
   else bad "tuned stamp ($lua)"; fi
 done
 if diff -r $(for l in $LUAS; do echo "$tmp/tuned/$l"; done) > /dev/null; then ok; else bad "tuned output differs between interpreters"; fi
-bad_tuned() { # expected-substring tuned-value
-  tuned_cfg ", tuned = $2" > "$tmp/badtuned.lua"
+# a decode block's own knobs are the fp32 cache's: another type keeps the vocabulary's blocking unless the block's
+# by_dtype names it (each kernel's comment says its blocking and whether the config's `tuned` set it)
+tuned_cfg ', kv_dtype = { "f32", "int8" }' > "$tmp/typed-none.lua"
+tuned_cfg ', kv_dtype = { "f32", "int8" }, tuned = { avx2 = { decode = { rb = 1, kb = 8 } } }' > "$tmp/typed-f32.lua"
+tuned_cfg ', kv_dtype = { "f32", "int8" }, tuned = { avx2 = { decode = { rb = 1, kb = 8, by_dtype = { int8 = { rb = 2, kb = 2 } } } } }' > "$tmp/typed-both.lua"
+for c in typed-none typed-f32 typed-both; do
+  ${LUA:-lua5.4} gen/attngen.lua "$tmp/$c.lua" -o "$tmp/typed/$c" || bad "$c config"
+  for t in "" int8_; do
+    grep "^/\* attn_h8_kv2_d64_causal_decode_${t}_avx2: " "$tmp/typed/$c/attngen_t_tune.c" > "$tmp/typed/$c.${t:-f32}" || bad "$c: no ${t:-f32} decode comment"
+  done
+done
+if grep -q 'Q·Kᵀ as 1x8 dot products.*(blocking from the config' "$tmp/typed/typed-f32.f32" &&
+   cmp -s "$tmp/typed/typed-none.int8_" "$tmp/typed/typed-f32.int8_" &&
+   ! grep -q 'blocking from the config' "$tmp/typed/typed-f32.int8_" &&
+   grep -q 'Q·Kᵀ as 1x8 dot products.*(blocking from the config' "$tmp/typed/typed-both.f32" &&
+   grep -q 'Q·Kᵀ as 2x2 dot products.*(blocking from the config' "$tmp/typed/typed-both.int8_" &&
+   grep -qF 'avx2 = { decode = { rb = 1, kb = 8, by_dtype = { int8 = { rb = 2, kb = 2 } } } },' "$tmp/typed/typed-both/attngen_t_tune.c"; then ok
+else bad "tuned by storage type: $(cat "$tmp"/typed/*.f32 "$tmp"/typed/*.int8_)"; fi
+bad_tuned() { # expected-substring tuned-value [other fields]
+  tuned_cfg "${3:-}, tuned = $2" > "$tmp/badtuned.lua"
   for lua in $LUAS; do
     rm -rf "$tmp/tuned-bad"
     $lua gen/attngen.lua "$tmp/badtuned.lua" -o "$tmp/tuned-bad" 2> "$tmp/err" > /dev/null
@@ -171,6 +189,15 @@ bad_tuned "field 'tuned.avx2.prefill.rv': must be an integer in 1..8" '{ avx2 = 
 bad_tuned "field 'tuned.avx2.prefill.keys': must be a multiple of 8" '{ avx2 = { prefill = { keys = 12 } } }'
 bad_tuned "field 'tuned.avx2.decode.rb': the Q·Kᵀ block needs rb*kb + min(rb, kb) = 20 vector registers" '{ avx2 = { decode = { rb = 4, kb = 4 } } }'
 bad_tuned "field 'tuned.avx2.prefill.pvv': the P·V block needs pr*pvv + pvv = 21 vector registers" '{ avx2 = { prefill = { pvv = 3 } } }'
+i8=', kv_dtype = { "f32", "int8" }'
+bad_tuned "field 'tuned.avx2.decode.by_dtype': must be a table" '{ avx2 = { decode = { by_dtype = 1 } } }' "$i8"
+bad_tuned "field 'tuned.avx2.decode.by_dtype.f16': unknown field (known: int8)" '{ avx2 = { decode = { by_dtype = { f16 = { rb = 1 } } } } }' "$i8"
+bad_tuned "field 'tuned.avx2.decode.by_dtype.f32': the fp32 cache's knobs are the block's own fields" '{ avx2 = { decode = { by_dtype = { f32 = { rb = 1 } } } } }' "$i8"
+bad_tuned "field 'tuned.avx2.decode.by_dtype': the config's kv_dtype lists no storage type but f32" '{ avx2 = { decode = { by_dtype = { int8 = { rb = 1 } } } } }'
+bad_tuned "field 'tuned.avx2.decode.by_dtype.int8.kb': must be an integer in 1..16" '{ avx2 = { decode = { by_dtype = { int8 = { kb = 0 } } } } }' "$i8"
+bad_tuned "field 'tuned.avx2.decode.by_dtype.int8.rb': the Q·Kᵀ block needs rb*kb + min(rb, kb) = 20 vector registers" '{ avx2 = { decode = { by_dtype = { int8 = { rb = 4, kb = 4 } } } } }' "$i8"
+bad_tuned "field 'tuned.avx2.decode': its own knobs are the fp32 cache's and the config's kv_dtype has no f32: put them in tuned.avx2.decode.by_dtype.int8" '{ avx2 = { decode = { rb = 1 } } }' ', kv_dtype = { "int8" }'
+bad_tuned "field 'tuned.avx2.prefill.by_dtype': unknown field" '{ avx2 = { prefill = { by_dtype = {} } } }' "$i8"
 other_isa=neon; grep -qw avx2 /proc/cpuinfo 2>/dev/null || other_isa=avx2
 one_line "field '--write': only with --tune" configs/gpt2.lua --write -o "$tmp/cli"
 one_line "field '--tune': takes the shape from the config file and writes no kernels: drop -o" configs/gpt2.lua --tune -o "$tmp/cli"
@@ -183,12 +210,14 @@ if ${LUA:-lua5.4} gen/attngen.lua "$tmp/tune-me.lua" --tune --tune-seconds 1 --w
    grep -Eq -- 'decode [a-z_]*, q_len 1, kv_len [0-9]+, K/V from memory \(([2-9]|[1-9][0-9]+) copies' "$tmp/tune-me.lua" &&
    grep -q 'speed vs default' "$tmp/tune.out"; then ok
 else bad "--tune --write: $(tail -n 3 "$tmp/tune.err") $(cat "$tmp/tune-me.lua")"; fi
-# the second run (the other interpreter, decode only) replaces the block instead of adding one
-sed -i 's/phases   = { "prefill", "decode" }/phases   = { "decode" }/' "$tmp/tune-me.lua"
+# the second run (the other interpreter, decode only, an fp32 and an int8 cache) replaces the block instead of
+# adding one, and times decode once per storage type
+sed -i 's/phases   = { "prefill", "decode" }/phases   = { "decode" }, kv_dtype = { "f32", "int8" }/' "$tmp/tune-me.lua"
 second=$(echo $LUAS | cut -d' ' -f2)
 if $second gen/attngen.lua "$tmp/tune-me.lua" --tune --tune-seconds 1 --write > "$tmp/tune.out" 2> "$tmp/tune.err" &&
    [ "$(grep -c -e '-- attngen tune: begin$' -e '-- attngen tune: end$' "$tmp/tune-me.lua")" -eq 2 ] &&
-   ! grep -q 'prefill' "$tmp/tune.out"; then ok
+   ! grep -q 'prefill' "$tmp/tune.out" && grep -q '^decode f32: ' "$tmp/tune.out" && grep -q '^decode int8: ' "$tmp/tune.out" &&
+   grep -Eq -- 'decode int8 [a-z_]*, q_len 1, kv_len [0-9]+, int8 K/V from memory' "$tmp/tune-me.lua"; then ok
 else bad "--tune --write again ($second): $(tail -n 3 "$tmp/tune.err")"; fi
 for lua in $LUAS; do
   if $lua gen/attngen.lua "$tmp/tune-me.lua" -o "$tmp/tune-gen/$lua" 2> "$tmp/err"; then ok; else bad "tuned copy does not generate ($lua): $(cat "$tmp/err")"; fi

@@ -1,7 +1,8 @@
 -- SPDX-License-Identifier: MIT
 -- Bench-only shape: Qwen2.5-0.5B's attention (group 7, head_dim 64) with every storage type the bench's storage-type
 -- table times, so its group-7 row runs specialized kernels for each type, fp32 included (the catalog's config lists
--- fp32 only); Qwen's RoPE and tuned blocking, so every type runs the catalog kernel's code.
+-- fp32 only); Qwen's RoPE and tuned block, so fp32 runs the catalog kernel's code and every other type the code Qwen's
+-- config would generate for it (the block's knobs are the fp32 cache's: the other types keep the vocabulary's).
 return {
   name     = "bench-h14-kv2-d64",
   source   = "bench/configs/bench-h14-kv2-d64.lua (bench-only shape: group 7, d64, every cache type)",

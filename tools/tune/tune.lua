@@ -3,9 +3,11 @@
 -- microkernels, keys per tile, rows per item) of ONE config on this machine and records the fastest in the config
 -- as its `tuned` field, so that generation itself stays deterministic and the result can be committed.
 --
--- Per phase of the config: candidates around the plan's default for the config's shape (gen/plan.lua's
+-- Per unit of the config (prefill; decode once per storage type of its kv_dtype, since converting each K/V vector
+-- moves the best block: a decode block tuned on fp32 is recorded as the fp32 cache's, another type's in the block's
+-- by_dtype): candidates around the plan's default for the config's shape and type (gen/plan.lua's
 -- plan.blocking; one knob group varied at a time, within spec.tunables and the ISA's register budget), each
--- generated as its own model ("tune-<phase>-<i>", one mask: causal when the config has it) into a temporary
+-- generated as its own model ("tune-<unit>-<i>", one mask: causal when the config has it) into a temporary
 -- directory, compiled in parallel with `cc -O2` and linked into ONE harness (tools/tune/tune_harness.c) that checks
 -- each candidate's output against the default plan's and times them in interleaved rounds (medians of the thread's CPU
 -- time). Screening, then a confirmation round of the default, the best two and the combination of the best variant
@@ -102,8 +104,10 @@ end
 -- through them) by the time its next step reads it. So the harness cycles through copies of K/V that together
 -- exceed the last-level cache. In the cache the blockings rank differently: rb=4 kb=2 vs 2x4 (then the default) was
 -- 1.05x at head_dim 64 group 4 in L3 but 0.96-0.98x beyond it (group 7: 1.07x and 1.13x).
-function M.decode_copies(machine, c)
-  local bytes = 2 * M.decode_kv_len * c.kv_heads * c.head_dim * 4
+function M.decode_copies(machine, c, dtype)
+  local group = spec.kv_group(dtype or "f32", c.head_dim)
+  local scales = group and c.head_dim / group or 0 -- fp32 scales per row
+  local bytes = 2 * M.decode_kv_len * c.kv_heads * (c.head_dim * spec.kv_dtype[dtype or "f32"].bytes + 4 * scales)
   local want = math.ceil(M.decode_cold_factor * machine.llc / bytes) + 1
   local cap = math.max(1, math.floor(M.decode_cold_max * 1024 ^ 2 / bytes))
   return math.min(want, cap), bytes
@@ -137,9 +141,10 @@ end
 
 -- The screening grid of one phase: the default, then one knob group varied at a time around it. Returns a list of
 -- { knobs = full blocking, group = "default" | "qk" | "pv" | "keys" | "rows" | "current" }.
-function M.grid(vocab, phase, D, G, current, kvh)
+-- dtype: the storage type of the cache the candidates read (decode; the default blocking is the vocabulary's for it).
+function M.grid(vocab, phase, D, G, current, kvh, dtype)
   local W, R = vocab.width, vocab.registers or 32
-  local d = plan.blocking(vocab, phase, D, G, nil, kvh)
+  local d = plan.blocking(vocab, phase, D, G, nil, kvh, dtype)
   local out, seen = {}, {}
   local function add(group, t)
     local b = overlay(d, t)
@@ -201,12 +206,20 @@ end
 
 -- ------------------------------------------------------------------ build and run
 
--- The validated config of candidate i: the model's shape and options, one ISA, phase and mask, its knobs as `tuned`.
-local function candidate_config(c, isa, phase, mask, cand, i)
-  local raw = { name = string.format("tune-%s-%d", phase, i), heads = c.heads, kv_heads = c.kv_heads,
-                head_dim = c.head_dim, masks = { mask }, phases = { phase }, isas = { isa }, rope = c.rope }
+-- The knobs of a tuned block as the config records them for `dtype`: the block's own (fp32) or its by_dtype entry.
+local function tuned_block(phase, dtype, knobs)
+  if dtype == "f32" then return knobs end
+  return { by_dtype = { [dtype] = knobs } }
+end
+
+-- The validated config of candidate i of a unit: the model's shape and options, one ISA, phase, mask and storage
+-- type, its knobs as `tuned`.
+local function candidate_config(c, isa, u, mask, cand, i)
+  local raw = { name = string.format("tune-%s-%d", u.name:gsub("_", "-"), i), heads = c.heads, kv_heads = c.kv_heads,
+                head_dim = c.head_dim, masks = { mask }, phases = { u.phase }, isas = { isa }, rope = c.rope,
+                kv_dtype = { u.dtype } }
   for k, v in pairs(c.options) do raw[k] = v end
-  if cand.group ~= "default" then raw.tuned = { [isa] = { [phase] = cand.knobs } } end
+  if cand.group ~= "default" then raw.tuned = { [isa] = { [u.phase] = tuned_block(u.phase, u.dtype, cand.knobs) } } end
   return config.validate(raw, "tune candidate " .. raw.name)
 end
 
@@ -226,8 +239,7 @@ local function new_build(root, machine, c, isa, masks)
   dir = dir:match("^%s*(.-)%s*$")
   if st ~= 0 or dir == "" then fail("--tune", "cannot create a temporary directory: %s", printable(dir)) end
   local b = setmetatable({ root = root, dir = dir, machine = machine, c = c, isa = isa, masks = masks,
-                           cc = os.getenv("CC") or "cc", sources = {}, compiled = {},
-                           tables = { prefill = {}, decode = {} } }, Build)
+                           cc = os.getenv("CC") or "cc", sources = {}, compiled = {}, units = {}, tables = {} }, Build)
   -- the runtime's generated part, fresh from this generator (its ABI matches the candidates' tables), its generic
   -- kernels for the config's storage types
   local dtypes = enumerate.generic_dtypes(c.kv_dtypes)
@@ -259,11 +271,24 @@ local function new_build(root, machine, c, isa, masks)
   return b
 end
 
--- Adds a candidate (generates its files); returns its index in the phase's table list.
-function Build:add(phase, cand)
-  local list = self.tables[phase]
+-- A unit of the tune: a phase timed on one storage type's cache, its candidates' tables in one list. Prefill reads
+-- fp32 tiles whatever the cache holds (one unit); decode has a unit per storage type of the config.
+function Build:unit(phase, dtype)
+  local name = phase .. (dtype ~= "f32" and "_" .. dtype or "")
+  if not self.tables[name] then
+    self.tables[name] = {}
+    self.units[#self.units + 1] = { name = name, phase = phase, dtype = dtype,
+                                    label = phase .. ((dtype ~= "f32" or #self.c.kv_dtypes > 1) and phase == "decode"
+                                                      and " " .. dtype or "") }
+  end
+  for _, u in ipairs(self.units) do if u.name == name then return u end end
+end
+
+-- Adds a candidate of unit u (generates its files); returns its index in the unit's table list.
+function Build:add(u, cand)
+  local list = self.tables[u.name]
   local i = #list
-  local cc = candidate_config(self.c, self.isa, phase, self.masks[phase], cand, i)
+  local cc = candidate_config(self.c, self.isa, u, self.masks[u.phase], cand, i)
   local base = generate(self.root, self.dir, cc)
   list[#list + 1] = "attngen_table_" .. cc.cname
   self.sources[#self.sources + 1] = { src = base .. ".c", obj = base .. ".o" }
@@ -285,13 +310,17 @@ function Build:compile()
     string.format("#define TUNE_PREFILL_Q %d", M.prefill_len), string.format("#define TUNE_PREFILL_KV %d", M.prefill_len),
     string.format("#define TUNE_DECODE_MASK %s", MASK_ENUM(self.masks.decode or "none")),
     string.format("#define TUNE_DECODE_Q 1"), string.format("#define TUNE_DECODE_KV %d", M.decode_kv_len),
-    string.format("#define TUNE_DECODE_COPIES %d", (M.decode_copies(self.machine, c))),
   }
-  for _, phase in ipairs({ "prefill", "decode" }) do
-    local xs = {}
-    for _, t in ipairs(self.tables[phase]) do xs[#xs + 1] = "X(" .. t .. ")" end
-    h[#h + 1] = string.format("#define TUNE_%s_TABLES(X) %s", phase:upper(), table.concat(xs, " "))
+  -- every unit's tables in one list; per unit its name, phase, storage type, first table, count, K/V copies
+  local xs, us, first = {}, {}, 0
+  for _, u in ipairs(self.units) do
+    for _, t in ipairs(self.tables[u.name]) do xs[#xs + 1] = "X(" .. t .. ")" end
+    us[#us + 1] = string.format("{ \"%s\", ATTNGEN_PHASE_%s, ATTNGEN_KV_%s, %d, %d, %d }", u.name, u.phase:upper(),
+      u.dtype:upper(), first, #self.tables[u.name], u.phase == "decode" and M.decode_copies(self.machine, c, u.dtype) or 1)
+    first = first + #self.tables[u.name]
   end
+  h[#h + 1] = "#define TUNE_TABLES(X) " .. table.concat(xs, " ")
+  h[#h + 1] = "#define TUNE_UNITS " .. table.concat(us, ", ")
   local f = assert(io.open(self.dir .. "/tune_cands.h", "wb"))
   f:write(table.concat(h, "\n"), "\n")
   f:close()
@@ -318,11 +347,11 @@ function Build:compile()
   end
 end
 
--- Times candidates (index 0, the default, first); returns { info = {reps, rounds, seconds}, [index] = result }.
-function Build:time(phase, indices, seconds)
+-- Times candidates of unit u (index 0, the default, first); returns { info = {reps, rounds, seconds}, [index] = result }.
+function Build:time(u, indices, seconds)
   local args = {}
   for i, x in ipairs(indices) do args[i] = tostring(x) end
-  local st, out = sh("cd " .. quote(self.dir) .. " && ./tune_harness " .. phase .. " " ..
+  local st, out = sh("cd " .. quote(self.dir) .. " && ./tune_harness " .. u.name .. " " ..
     string.format("%.3f", seconds) .. " " .. table.concat(args, " "))
   if st ~= 0 then fail("--tune", "the tune harness failed (files kept in %s): %s", self.dir, printable(out):sub(1, 300)) end
   local res = { info = {} }
@@ -395,20 +424,23 @@ end
 
 -- ------------------------------------------------------------------ one phase
 
-local function tune_phase(b, phase, current)
+-- current: the config's tuned knobs for the unit (nil: none), a candidate of its own
+local function tune_unit(b, u, current)
   local c = b.c
-  local cands, d = M.grid(plan.isa(b.isa), phase, c.head_dim, math.floor(c.heads / c.kv_heads), current, c.kv_heads)
-  for _, cand in ipairs(cands) do b:add(phase, cand) end
+  local cands, d = M.grid(plan.isa(b.isa), u.phase, c.head_dim, math.floor(c.heads / c.kv_heads), current, c.kv_heads,
+    u.dtype)
+  for _, cand in ipairs(cands) do b:add(u, cand) end
   return cands, d
 end
 
-local function shape_text(b, phase)
-  if phase == "prefill" then
+local function shape_text(b, u)
+  if u.phase == "prefill" then
     return string.format("%s, q_len %d, kv_len %d", b.masks.prefill, M.prefill_len, M.prefill_len)
   end
-  local copies, bytes = M.decode_copies(b.machine, b.c)
-  return string.format("%s, q_len 1, kv_len %d, K/V from memory (%d copies of %.1f MiB cycled; LLC %.0f MiB)",
-    b.masks.decode, M.decode_kv_len, copies, bytes / 1024 ^ 2, b.machine.llc / 1024 ^ 2)
+  local copies, bytes = M.decode_copies(b.machine, b.c, u.dtype)
+  return string.format("%s, q_len 1, kv_len %d, %sK/V from memory (%d copies of %.1f MiB cycled; LLC %.0f MiB)",
+    b.masks.decode, M.decode_kv_len, u.dtype ~= "f32" and u.dtype .. " " or "", copies, bytes / 1024 ^ 2,
+    b.machine.llc / 1024 ^ 2)
 end
 
 -- ------------------------------------------------------------------ the config file
@@ -448,9 +480,14 @@ local function key_of_tuned(t)
     for _, phase in ipairs(spec.phases) do
       local k = t[isa.name] and t[isa.name][phase.name]
       if k then
-        local ks = {}
-        for _, n in ipairs(knob_names(phase.name)) do ks[#ks + 1] = n .. "=" .. tostring(k[n]) end
-        parts[#parts + 1] = isa.name .. "." .. phase.name .. ":" .. table.concat(ks, " ")
+        for _, dtype in ipairs(spec.kv_dtypes) do
+          local kd = plan.tuned_for(k, phase.name, dtype.name)
+          if kd and (dtype.name == "f32" or kd ~= k) then
+            local ks = {}
+            for _, n in ipairs(knob_names(phase.name)) do ks[#ks + 1] = n .. "=" .. tostring(kd[n]) end
+            parts[#parts + 1] = isa.name .. "." .. phase.name .. "." .. dtype.name .. ":" .. table.concat(ks, " ")
+          end
+        end
       end
     end
   end
@@ -607,15 +644,24 @@ function M.measure(b, args, path, c, isa, machine, seconds, out)
   local t_start = os.time()
   io.stderr:write(string.format("attngen tune: %s on %s (%s, %d CPUs): generating candidates in %s\n", c.name, isa,
     machine.cpu, machine.cpus, b.dir))
-  local phases = {}
+  local phases = {} -- one entry per unit: prefill, decode per storage type
   for _, phase in ipairs(c.phases) do
-    local current = c.tuned and c.tuned[isa] and c.tuned[isa][phase]
-    local cands, d = tune_phase(b, phase, current)
-    local screened = {}
-    for i, cand in ipairs(cands) do screened[i] = cand end
-    phases[#phases + 1] = { phase = phase, cands = cands, screened = screened, d = d }
+    for _, dtype in ipairs(phase == "decode" and c.kv_dtypes or { "f32" }) do
+      local u = b:unit(phase, dtype)
+      -- the config's knobs for this unit, as a candidate of their own (its knob fields only)
+      local block = plan.tuned_for(c.tuned and c.tuned[isa] and c.tuned[isa][phase], phase, dtype)
+      local current
+      for _, n in ipairs(knob_names(phase)) do
+        if block and block[n] then current = current or {}; current[n] = block[n] end
+      end
+      local cands, d = tune_unit(b, u, current)
+      local screened = {}
+      for i, cand in ipairs(cands) do screened[i] = cand end
+      phases[#phases + 1] = { u = u, phase = phase, cands = cands, screened = screened, d = d }
+    end
   end
-  local n = #b.tables.prefill + #b.tables.decode
+  local n = 0
+  for _, u in ipairs(b.units) do n = n + #b.tables[u.name] end
   io.stderr:write(string.format("attngen tune: compiling %d candidates with %s -O2 (%d at a time)\n", n, b.cc, machine.cpus))
   b:compile()
   local per_phase = seconds / #phases
@@ -626,8 +672,8 @@ function M.measure(b, args, path, c, isa, machine, seconds, out)
   for _, ph in ipairs(phases) do
     local idx = {}
     for _, cand in ipairs(ph.cands) do idx[#idx + 1] = cand.index end
-    io.stderr:write(string.format("attngen tune: timing %d %s candidates (%.0f s)\n", #idx, ph.phase, per_phase / 2))
-    ph.screen = b:time(ph.phase, idx, per_phase / 2)
+    io.stderr:write(string.format("attngen tune: timing %d %s candidates (%.0f s)\n", #idx, ph.u.label, per_phase / 2))
+    ph.screen = b:time(ph.u, idx, per_phase / 2)
   end
   -- confirmation: the default, the best two, and the best variant of each improving group combined
   local new = false
@@ -672,7 +718,7 @@ function M.measure(b, args, path, c, isa, machine, seconds, out)
       if k == #groups or k == 2 then
         local cand = combine(k)
         if feasible(plan.isa(isa), ph.phase, cand.knobs) and not seen[key_of(ph.phase, cand.knobs)] then
-          b:add(ph.phase, cand)
+          b:add(ph.u, cand)
           ph.cands[#ph.cands + 1] = cand
           push(cand)
           new = true
@@ -689,7 +735,7 @@ function M.measure(b, args, path, c, isa, machine, seconds, out)
     local res1 = ph.screen
     out:write("\n")
     print_table(out, string.format("%s (%s), screening: %d candidates, %d rounds in %.1f s, %d call(s) per sample; " ..
-      "noise: the default's interquartile range is %.1f%% of its median", ph.phase, shape_text(b, ph.phase),
+      "noise: the default's interquartile range is %.1f%% of its median", ph.u.label, shape_text(b, ph.u),
       #ph.screened, res1.info.rounds or 0, res1.info.seconds or 0, res1.info.reps or 1,
       noise(res1)), ph.screened, res1, ph.d, ph.phase)
     local verdict
@@ -699,9 +745,9 @@ function M.measure(b, args, path, c, isa, machine, seconds, out)
     else
       local idx = {}
       for _, cand in ipairs(ph.confirm) do idx[#idx + 1] = cand.index end
-      io.stderr:write(string.format("attngen tune: confirming %d %s candidates (%.0f s)\n", #idx, ph.phase, per_phase / 2))
-      local res2 = b:time(ph.phase, idx, per_phase / 2)
-      print_table(out, string.format("%s, confirmation: %d candidates, %d rounds in %.1f s; noise: %.1f%%", ph.phase,
+      io.stderr:write(string.format("attngen tune: confirming %d %s candidates (%.0f s)\n", #idx, ph.u.label, per_phase / 2))
+      local res2 = b:time(ph.u, idx, per_phase / 2)
+      print_table(out, string.format("%s, confirmation: %d candidates, %d rounds in %.1f s; noise: %.1f%%", ph.u.label,
         #idx, res2.info.rounds or 0, res2.info.seconds or 0, noise(res2)), ph.confirm, res2, ph.d, ph.phase)
       local best
       for i = 2, #ph.confirm do
@@ -726,7 +772,17 @@ function M.measure(b, args, path, c, isa, machine, seconds, out)
         local gain, g1, g2, gmin = r0.med / r.med, r0.h1 / r.h1, r0.h2 / r.h2, r0.min / r.min
         ph.gain = gain
         if gain >= M.min_gain and g1 > 1 and g2 > 1 and gmin > 1 then
-          recorded[ph.phase] = best.knobs
+          ph.recorded = true
+          if ph.u.dtype == "f32" then -- the block's own knobs (by_dtype, if any, kept)
+            for _, k in ipairs(knob_names(ph.phase)) do
+              recorded[ph.phase] = recorded[ph.phase] or {}
+              recorded[ph.phase][k] = best.knobs[k]
+            end
+          else
+            recorded[ph.phase] = recorded[ph.phase] or {}
+            recorded[ph.phase].by_dtype = recorded[ph.phase].by_dtype or {}
+            recorded[ph.phase].by_dtype[ph.u.dtype] = best.knobs
+          end
           ph.winner = best
           verdict = string.format("%s is %.3fx the default plan (%.3fx, %.3fx in each half of the rounds, %.3fx by " ..
             "the minimum): recorded", label(ph.phase, best.knobs, ph.d), gain, g1, g2, gmin)
@@ -739,15 +795,15 @@ function M.measure(b, args, path, c, isa, machine, seconds, out)
         ph.gain = 1
       end
     end
-    out:write(ph.phase, ": ", verdict, "\n")
-    best_note[#best_note + 1] = string.format("%s %s", ph.phase, recorded[ph.phase] and
+    out:write(ph.u.label, ": ", verdict, "\n")
+    best_note[#best_note + 1] = string.format("%s %s", ph.u.label, ph.recorded and
       string.format("%.2fx", ph.gain) or string.format("default kept (best candidate %.2fx)", ph.gain or 1))
   end
   -- the block: this machine, the date, the gains
   comments[1] = string.format("tuned on %s (%d CPUs), %s, attngen %s --tune (%d s); speed vs the default plan: %s",
     machine.cpu, machine.cpus, os.date("%Y-%m-%d"), version, os.time() - t_start, table.concat(best_note, ", "))
   local sizes = {}
-  for _, ph in ipairs(phases) do sizes[#sizes + 1] = ph.phase .. " " .. shape_text(b, ph.phase) end
+  for _, ph in ipairs(phases) do sizes[#sizes + 1] = ph.u.label .. " " .. shape_text(b, ph.u) end
   comments[2] = "medians of the thread's CPU time in interleaved rounds, 1 thread: " .. table.concat(sizes, "; ")
   local tuned = {}
   for k, v in pairs(c.tuned or {}) do if k ~= isa then tuned[k] = v end end

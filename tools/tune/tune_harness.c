@@ -2,10 +2,12 @@
 /* The timing harness of `attngen CONFIG --tune` (tools/tune/tune.lua writes tune_cands.h next to it, builds it with
  * every candidate's generated file, and reads what it prints). Not part of the library.
  *
- *   tune_harness PHASE SECONDS INDEX...      PHASE: prefill | decode; INDEX 0 is the default plan (the reference)
+ *   tune_harness UNIT SECONDS INDEX...      UNIT: a name of TUNE_UNITS (prefill, decode, decode_int8, ...: a phase
+ *                                           and the cache's storage type); INDEX 0 is the default plan (the reference)
  *
- * Every candidate runs the same inputs (fixed seed) through its specialized kernel (attngen_select_specialized on
- * its own table), single-threaded. Its output must match the default plan's within 1e-5 * max(1, max|ref|), or it
+ * Every candidate runs the same inputs (fixed seed; K/V written into the unit's storage type by attngen_kv_append,
+ * so all read the same stored values) through its specialized kernel (attngen_select_specialized on its own table),
+ * single-threaded. Its output must match the default plan's within 1e-5 * max(1, max|ref|), or it
  * is reported "bad" and not timed. Then rounds: each round times every candidate once, in an order rotated by
  * one per round (a busy spell of a shared machine hits all alike), until SECONDS have passed (at least 6 rounds,
  * at most 2000). One sample is `reps` back-to-back calls, reps chosen so that the default takes >= 10 ms. A sample
@@ -30,11 +32,33 @@
 #include "tune_cands.h"
 
 #define DECLARE(t) extern const attngen_table t;
-TUNE_PREFILL_TABLES(DECLARE)
-TUNE_DECODE_TABLES(DECLARE)
+TUNE_TABLES(DECLARE)
 #define ADDRESS(t) &t,
-static const attngen_table *const prefill_tables[] = { TUNE_PREFILL_TABLES(ADDRESS) NULL };
-static const attngen_table *const decode_tables[] = { TUNE_DECODE_TABLES(ADDRESS) NULL };
+static const attngen_table *const all_tables[] = { TUNE_TABLES(ADDRESS) NULL };
+
+/* a unit's candidates are all_tables[first .. first + count - 1]; decode cycles `copies` copies of K/V */
+static const struct {
+  const char *name;
+  attngen_phase phase;
+  attngen_kv_dtype dtype;
+  int first, count, copies;
+} units[] = { TUNE_UNITS };
+
+/* The K/V cache of copy `copy` in the args' fields of its storage type (the others stay NULL). */
+static void point_kv(attngen_args *a, attngen_kv_dtype dtype, char *k, char *v, float *ks, float *vs, size_t bytes,
+                     size_t scales, int copy)
+{
+  char *kc = k + (size_t)copy * bytes, *vc = v + (size_t)copy * bytes;
+  switch (dtype) {
+  case ATTNGEN_KV_F32: a->k = (const float *)(void *)kc; a->v = (const float *)(void *)vc; break;
+  case ATTNGEN_KV_F16: a->k_f16 = (const attngen_f16 *)(void *)kc; a->v_f16 = (const attngen_f16 *)(void *)vc; break;
+  case ATTNGEN_KV_BF16: a->k_bf16 = (const attngen_bf16 *)(void *)kc; a->v_bf16 = (const attngen_bf16 *)(void *)vc; break;
+  default:
+    a->k_i8 = (const int8_t *)kc; a->v_i8 = (const int8_t *)vc;
+    a->k_scale = ks + (size_t)copy * scales; a->v_scale = vs + (size_t)copy * scales;
+    break;
+  }
+}
 
 enum { MAX_CANDS = 64, MIN_ROUNDS = 6, MAX_ROUNDS = 2000 };
 
@@ -82,26 +106,33 @@ int main(int argc, char **argv)
   attngen_shape shape;
   attngen_kernel kern[MAX_CANDS];
   attngen_args a;
+  attngen_append_args app;
   int idx[MAX_CANDS], ok[MAX_CANDS], n = 0, ntables = 0, i, q_len, kv_len, reps = 1, rounds = 0, r, copies = 1, next = 0;
-  size_t nq, nkv, e;
-  float *q, *k, *v, *ref, *o;
-  int32_t kv_lens[1];
+  int unit = -1;
+  size_t nq, nkv, e, bytes, scales;
+  float *q, *kf, *vf, *ks = NULL, *vs = NULL, *ref, *o;
+  char *k, *v;
+  int32_t kv_lens[1], cache_len[1] = { 0 };
   double seconds, t0, tstart, tol, maxref = 0.0;
   if (argc < 4) {
-    fprintf(stderr, "usage: %s prefill|decode SECONDS INDEX...\n", argv[0]);
+    fprintf(stderr, "usage: %s UNIT SECONDS INDEX...\n", argv[0]);
     return 2;
   }
+  for (i = 0; i < (int)(sizeof units / sizeof units[0]); ++i) if (strcmp(argv[1], units[i].name) == 0) unit = i;
+  if (unit < 0) { fprintf(stderr, "no unit %s\n", argv[1]); return 2; }
   memset(&shape, 0, sizeof shape);
   shape.heads = TUNE_HEADS; shape.kv_heads = TUNE_KV_HEADS; shape.head_dim = TUNE_HEAD_DIM;
-  if (strcmp(argv[1], "prefill") == 0) {
-    tables = prefill_tables; shape.phase = ATTNGEN_PHASE_PREFILL; shape.mask = TUNE_PREFILL_MASK;
+  shape.kv_dtype = units[unit].dtype;
+  tables = all_tables + units[unit].first;
+  ntables = units[unit].count;
+  if (units[unit].phase == ATTNGEN_PHASE_PREFILL) {
+    shape.phase = ATTNGEN_PHASE_PREFILL; shape.mask = TUNE_PREFILL_MASK;
     q_len = TUNE_PREFILL_Q; kv_len = TUNE_PREFILL_KV;
   } else {
-    tables = decode_tables; shape.phase = ATTNGEN_PHASE_DECODE; shape.mask = TUNE_DECODE_MASK;
+    shape.phase = ATTNGEN_PHASE_DECODE; shape.mask = TUNE_DECODE_MASK;
     q_len = TUNE_DECODE_Q; kv_len = TUNE_DECODE_KV;
-    copies = TUNE_DECODE_COPIES; /* K/V from memory: copies cycled, together beyond the last-level cache */
+    copies = units[unit].copies; /* K/V from memory: copies cycled, together beyond the last-level cache */
   }
-  while (tables[ntables]) ++ntables;
   seconds = atof(argv[2]);
   for (i = 3; i < argc && n < MAX_CANDS; ++i) {
     idx[n] = atoi(argv[i]);
@@ -112,19 +143,45 @@ int main(int argc, char **argv)
 
   nq = (size_t)q_len * shape.heads * shape.head_dim;
   nkv = (size_t)kv_len * shape.kv_heads * shape.head_dim;
+  bytes = nkv * (size_t)attngen_kv_dtype_bytes(shape.kv_dtype); /* one copy of K (or V) as stored */
+  scales = (size_t)kv_len * shape.kv_heads * (size_t)attngen_kv_scales_per_row(shape.kv_dtype, shape.head_dim);
   q = malloc(nq * sizeof *q); ref = malloc(nq * sizeof *ref); o = malloc(nq * sizeof *o);
+  kf = malloc(nkv * sizeof *kf); vf = malloc(nkv * sizeof *vf);
   /* K/V as the README tells users to allocate a cache (huge pages from 2 MiB up): plans are timed on that memory */
-  k = attngen_alloc(nkv * copies * sizeof *k); v = attngen_alloc(nkv * copies * sizeof *v);
-  if (!q || !ref || !o || !k || !v) { fprintf(stderr, "out of memory\n"); return 2; }
+  k = attngen_alloc(bytes * copies); v = attngen_alloc(bytes * copies);
+  if (scales) { ks = attngen_alloc(scales * copies * sizeof *ks); vs = attngen_alloc(scales * copies * sizeof *vs); }
+  if (!q || !ref || !o || !kf || !vf || !k || !v || (scales && (!ks || !vs))) { fprintf(stderr, "out of memory\n"); return 2; }
   for (e = 0; e < nq; ++e) q[e] = uniform();
-  for (e = 0; e < nkv; ++e) { k[e] = uniform(); v[e] = uniform(); }
+  for (e = 0; e < nkv; ++e) { kf[e] = uniform(); vf[e] = uniform(); }
+  /* the cache's first copy written by the default plan's kernel (rounded or quantized to the type), then copied */
+  if (attngen_select_specialized(tables[0], &shape, (attngen_isa)TUNE_ISA, &kern[0]) != ATTNGEN_OK) {
+    printf("R 0 err %s\n", attngen_last_error());
+    return 1;
+  }
+  memset(&app, 0, sizeof app);
+  app.batch = 1; app.n_new = kv_len; app.kv_capacity = kv_len; app.cache_len = cache_len; app.k_new = kf; app.v_new = vf;
+  switch (shape.kv_dtype) {
+  case ATTNGEN_KV_F32: app.k_cache = (float *)(void *)k; app.v_cache = (float *)(void *)v; break;
+  case ATTNGEN_KV_F16: app.k_cache_f16 = (attngen_f16 *)(void *)k; app.v_cache_f16 = (attngen_f16 *)(void *)v; break;
+  case ATTNGEN_KV_BF16: app.k_cache_bf16 = (attngen_bf16 *)(void *)k; app.v_cache_bf16 = (attngen_bf16 *)(void *)v; break;
+  default: app.k_cache_i8 = (int8_t *)k; app.v_cache_i8 = (int8_t *)v; app.k_cache_scale = ks; app.v_cache_scale = vs; break;
+  }
+  if (attngen_kv_append(&kern[0], &app) != ATTNGEN_OK) {
+    printf("R 0 err %s\n", attngen_last_error());
+    return 1;
+  }
   for (i = 1; i < copies; ++i) {
-    memcpy(k + i * nkv, k, nkv * sizeof *k);
-    memcpy(v + i * nkv, v, nkv * sizeof *v);
+    memcpy(k + i * bytes, k, bytes);
+    memcpy(v + i * bytes, v, bytes);
+    if (scales) {
+      memcpy(ks + i * scales, ks, scales * sizeof *ks);
+      memcpy(vs + i * scales, vs, scales * sizeof *vs);
+    }
   }
   kv_lens[0] = kv_len;
   memset(&a, 0, sizeof a);
-  a.batch = 1; a.q_len = q_len; a.kv_len = kv_len; a.q = q; a.k = k; a.v = v; a.kv_lens = kv_lens;
+  a.batch = 1; a.q_len = q_len; a.kv_len = kv_len; a.q = q; a.kv_lens = kv_lens;
+  point_kv(&a, shape.kv_dtype, k, v, ks, vs, bytes, scales, 0);
 
   /* select, run once, compare with the default plan's output */
   for (i = 0; i < n; ++i) {
@@ -176,8 +233,8 @@ int main(int argc, char **argv)
       t0 = now();
       c0 = cpu_now();
       for (rep = 0; rep < reps; ++rep) {
-        a.k = k + (size_t)next * nkv; /* the next copy: not in the cache (one copy: prefill, or unchanged) */
-        a.v = v + (size_t)next * nkv;
+        /* the next copy: not in the cache (one copy: prefill, or unchanged) */
+        point_kv(&a, shape.kv_dtype, k, v, ks, vs, bytes, scales, next);
         next = (next + 1) % copies;
         attngen_run(&kern[c], &a);
       }
@@ -208,6 +265,6 @@ int main(int argc, char **argv)
     }
     printf("R %d ok %.9g %.9g %.9g %.9g %.9g %.9g %.9g %.3g\n", idx[i], med, h1, h2, q1, q3, lo, wmed, diff);
   }
-  free(q); free(ref); free(o); attngen_free(k); attngen_free(v);
+  free(q); free(ref); free(o); free(kf); free(vf); attngen_free(k); attngen_free(v); attngen_free(ks); attngen_free(vs);
   return 0;
 }
