@@ -207,7 +207,7 @@ end
 -- ------------------------------------------------------------------ build and run
 
 -- The knobs of a tuned block as the config records them for `dtype`: the block's own (fp32) or its by_dtype entry.
-local function tuned_block(phase, dtype, knobs)
+local function tuned_block(dtype, knobs)
   if dtype == "f32" then return knobs end
   return { by_dtype = { [dtype] = knobs } }
 end
@@ -219,7 +219,7 @@ local function candidate_config(c, isa, u, mask, cand, i)
                 head_dim = c.head_dim, masks = { mask }, phases = { u.phase }, isas = { isa }, rope = c.rope,
                 kv_dtype = { u.dtype } }
   for k, v in pairs(c.options) do raw[k] = v end
-  if cand.group ~= "default" then raw.tuned = { [isa] = { [u.phase] = tuned_block(u.phase, u.dtype, cand.knobs) } } end
+  if cand.group ~= "default" then raw.tuned = { [isa] = { [u.phase] = tuned_block(u.dtype, cand.knobs) } } end
   return config.validate(raw, "tune candidate " .. raw.name)
 end
 
@@ -239,7 +239,8 @@ local function new_build(root, machine, c, isa, masks)
   dir = dir:match("^%s*(.-)%s*$")
   if st ~= 0 or dir == "" then fail("--tune", "cannot create a temporary directory: %s", printable(dir)) end
   local b = setmetatable({ root = root, dir = dir, machine = machine, c = c, isa = isa, masks = masks,
-                           cc = os.getenv("CC") or "cc", sources = {}, compiled = {}, units = {}, tables = {} }, Build)
+                           cc = os.getenv("CC") or "cc", sources = {}, compiled = {}, units = {}, unit_of = {},
+                           tables = {} }, Build)
   -- the runtime's generated part, fresh from this generator (its ABI matches the candidates' tables), its generic
   -- kernels for the config's storage types
   local dtypes = enumerate.generic_dtypes(c.kv_dtypes)
@@ -275,13 +276,15 @@ end
 -- fp32 tiles whatever the cache holds (one unit); decode has a unit per storage type of the config.
 function Build:unit(phase, dtype)
   local name = phase .. (dtype ~= "f32" and "_" .. dtype or "")
-  if not self.tables[name] then
+  if not self.unit_of[name] then
+    -- the report names decode's type when the config has several (or not fp32)
+    local typed = phase == "decode" and (dtype ~= "f32" or #self.c.kv_dtypes > 1)
+    local u = { name = name, phase = phase, dtype = dtype, label = phase .. (typed and " " .. dtype or "") }
     self.tables[name] = {}
-    self.units[#self.units + 1] = { name = name, phase = phase, dtype = dtype,
-                                    label = phase .. ((dtype ~= "f32" or #self.c.kv_dtypes > 1) and phase == "decode"
-                                                      and " " .. dtype or "") }
+    self.units[#self.units + 1] = u
+    self.unit_of[name] = u
   end
-  for _, u in ipairs(self.units) do if u.name == name then return u end end
+  return self.unit_of[name]
 end
 
 -- Adds a candidate of unit u (generates its files); returns its index in the unit's table list.
@@ -481,6 +484,7 @@ local function key_of_tuned(t)
       local k = t[isa.name] and t[isa.name][phase.name]
       if k then
         for _, dtype in ipairs(spec.kv_dtypes) do
+          -- each type's knobs once: a prefill block (and fp32's decode knobs) is the block itself
           local kd = plan.tuned_for(k, phase.name, dtype.name)
           if kd and (dtype.name == "f32" or kd ~= k) then
             local ks = {}
