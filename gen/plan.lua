@@ -217,8 +217,8 @@ function plan.for_kernel(k)
         errors.raise("spec: gen/isa/%s.lua: rows_in_lanes.keys (%d) is not a multiple of its kb (%d)", isa.name,
           lanes.keys, lanes.kb)
       end
-      p.lanes = { kb = lanes.kb, rv = rv, panel = rv * W, keys = lanes.keys,
-                  min_rows = math.max(lanes.min_rows, rv * W) }
+      local panel = rv * W
+      p.lanes = { kb = lanes.kb, rv = rv, panel = panel, keys = lanes.keys, min_rows = math.max(lanes.min_rows, panel) }
     end
     p.keys_padded = round_up(math.max(type(p.keys) == "number" and p.keys or blk.keys, p.keys_contig,
         p.lanes and p.lanes.keys or 0),

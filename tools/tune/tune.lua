@@ -777,13 +777,10 @@ function M.measure(b, args, path, c, isa, machine, seconds, out)
         ph.gain = gain
         if gain >= M.min_gain and g1 > 1 and g2 > 1 and gmin > 1 then
           ph.recorded = true
+          recorded[ph.phase] = recorded[ph.phase] or {}
           if ph.u.dtype == "f32" then -- the block's own knobs (by_dtype, if any, kept)
-            for _, k in ipairs(knob_names(ph.phase)) do
-              recorded[ph.phase] = recorded[ph.phase] or {}
-              recorded[ph.phase][k] = best.knobs[k]
-            end
+            for _, k in ipairs(knob_names(ph.phase)) do recorded[ph.phase][k] = best.knobs[k] end
           else
-            recorded[ph.phase] = recorded[ph.phase] or {}
             recorded[ph.phase].by_dtype = recorded[ph.phase].by_dtype or {}
             recorded[ph.phase].by_dtype[ph.u.dtype] = best.knobs
           end
