@@ -1104,14 +1104,8 @@ static int kv_cache_fill(attngen_kv_dtype t, const attngen_kernel *kern, const a
   ap.batch = batch, ap.n_new = kv, ap.kv_capacity = pg ? 0 : kv, ap.cache_len = len, ap.k_new = kf, ap.v_new = vf;
   memset(a, 0, sizeof *a);
   if (pg) ap.pages = a->pages = *pg;
-  switch (t) {
-  case ATTNGEN_KV_F32: ap.k_cache = c->k, ap.v_cache = c->v, a->k = c->k, a->v = c->v; break;
-  case ATTNGEN_KV_F16: ap.k_cache_f16 = c->k, ap.v_cache_f16 = c->v, a->k_f16 = c->k, a->v_f16 = c->v; break;
-  case ATTNGEN_KV_BF16: ap.k_cache_bf16 = c->k, ap.v_cache_bf16 = c->v, a->k_bf16 = c->k, a->v_bf16 = c->v; break;
-  default:
-    ap.k_cache_i8 = c->k, ap.v_cache_i8 = c->v, ap.k_cache_scale = c->ks, ap.v_cache_scale = c->vs;
-    a->k_i8 = c->k, a->v_i8 = c->v, a->k_scale = c->ks, a->v_scale = c->vs;
-  }
+  attngen_append_args_set_kv(&ap, t, c->k, c->v, c->ks, c->vs);
+  attngen_args_set_kv(a, t, c->k, c->v, c->ks, c->vs);
   if (head_major) { /* [batch][kv_heads][kv][head_dim], or pages [page][kv_heads][page_size][head_dim]; strides in
                      * elements of the type (scales: in floats) */
     const int groups = attngen_kv_scales_per_row(t, sh->head_dim), len = pg ? pg->page_size : kv;

@@ -12,13 +12,12 @@ local errors = require("errors")
 
 local M = {}
 
--- The portable conversion of one stored element (an rvalue of the element type) to float.
-local to_float = {
-  f32 = function(x) return x end,
-  f16 = function(x) return "attngen_f16_bits_to_float(" .. x .. ")" end,
-  bf16 = function(x) return "attngen_bf16_bits_to_float(" .. x .. ")" end,
-  i8 = function(x) return "(float)(" .. x .. ")" end,
-}
+-- The portable conversion of one stored element (an rvalue of the element type) to float: an encoding's
+-- attngen_<field>_bits_to_float (runtime/attngen_convert.h); fp32 elements are floats.
+local function to_float(field, x)
+  if field == "f32" then return x end
+  return "attngen_" .. field .. "_bits_to_float(" .. x .. ")"
+end
 
 -- isa: a vocabulary (gen/plan.lua's plan.isa); dtype: a spec.kv_dtypes name (nil: f32); D: head_dim (nil: generic,
 -- the C variable d).
@@ -56,7 +55,7 @@ function M.words(isa, dtype, D)
   -- one float, scaled: element `i` (a C expression) of row pointer `p`, column `c` (for the scale); with one scale
   -- per row and no `sp`, the bare value (the caller applied the row's scale to the other factor)
   function w.elem(p, i, c, sp)
-    local x = to_float[field](string.format("%s[%s]", p, E.I(i)))
+    local x = to_float(field, string.format("%s[%s]", p, E.I(i)))
     assert(sp or not w.scaled or w.row_scale, "a scale per group needs the row's scales")
     if w.scaled and sp then x = string.format("%s * %s", x, scale_at(sp, c)) end
     return x

@@ -47,18 +47,22 @@ spec.masks = {
 -- zero-initialized attngen_shape means an fp32 cache); `ctype` the element as kernels read it; `api` the pointer
 -- type of its attngen_args / attngen_append_args fields (`field`: k_<field>, v_<field>; f32 keeps k and v);
 -- `bytes` per element (the plan's cache-size arithmetic); `group`: int8 types carry one fp32 scale per `group`
--- elements along head_dim ("row": one per (token, kv head) row), in k_scale / v_scale.
+-- elements along head_dim ("row": one per (token, kv head) row), in k_scale / v_scale; `scale_max`: the stored
+-- magnitude a group's max|x| maps to (its scale is max|x| / scale_max). Types of one `field` share an encoding
+-- (spec.kv_encodings): its fields, its element type and its portable conversions, attngen_<field>_bits_to_float
+-- and attngen_float_to_<field>_bits (runtime/attngen_convert.h), through which the runtime, the scalar kernels and
+-- the vector tails read and write it. `doc`: the enum's comment (an encoding's first type's also its element type's).
 spec.kv_dtypes = {
   { name = "f32", id = 0, ctype = "float", api = "float", bytes = 4, doc = "IEEE binary32 (the default)" },
   { name = "f16", id = 1, ctype = "uint16_t", api = "attngen_f16", field = "f16", bytes = 2,
     doc = "IEEE binary16, rounded to nearest even when written" },
   { name = "bf16", id = 2, ctype = "uint16_t", api = "attngen_bf16", field = "bf16", bytes = 2,
     doc = "bfloat16 (the top half of a binary32), rounded to nearest even when written" },
-  { name = "int8", id = 3, ctype = "int8_t", api = "int8_t", field = "i8", bytes = 1, group = "row",
+  { name = "int8", id = 3, ctype = "int8_t", api = "int8_t", field = "i8", bytes = 1, group = "row", scale_max = 127,
     doc = "int8 with one fp32 scale per (token, kv head) row: max|x| / 127, rounded to nearest even" },
-  { name = "int8_g64", id = 4, ctype = "int8_t", api = "int8_t", field = "i8", bytes = 1, group = 64,
+  { name = "int8_g64", id = 4, ctype = "int8_t", api = "int8_t", field = "i8", bytes = 1, group = 64, scale_max = 127,
     doc = "int8 with one fp32 scale per 64 elements of a row (head_dim a multiple of 64)" },
-  { name = "int8_g32", id = 5, ctype = "int8_t", api = "int8_t", field = "i8", bytes = 1, group = 32,
+  { name = "int8_g32", id = 5, ctype = "int8_t", api = "int8_t", field = "i8", bytes = 1, group = 32, scale_max = 127,
     doc = "int8 with one fp32 scale per 32 elements of a row (head_dim a multiple of 32)" },
 }
 
@@ -266,6 +270,18 @@ function spec.self_check()
     need(type(o.check) == "function" and type(o.c_value) == "function" and o.ctype and o.default,
       "option '%s' needs ctype, default, check and c_value", o.name)
   end
+  local enc = {}
+  for _, t in ipairs(spec.kv_dtypes) do
+    need((t.field == nil) == (t.name == "f32"), "kv_dtype '%s' needs a field (f32 alone has none)", t.name)
+    need((t.group ~= nil) == (t.scale_max ~= nil), "kv_dtype '%s': group and scale_max go together", t.name)
+    local e = enc[t.field or "f32"]
+    if e then
+      for _, k in ipairs({ "ctype", "api", "bytes", "scale_max" }) do
+        need(e[k] == t[k], "kv_dtype '%s' shares field '%s' with '%s' but not its %s", t.name, t.field, e.name, k)
+      end
+    end
+    enc[t.field or "f32"] = e or t
+  end
   if #problems > 0 then return "spec: " .. problems[1] end
 end
 
@@ -281,6 +297,20 @@ spec.phase = index(spec.phases)
 spec.mask = index(spec.masks)
 spec.mask_feature = index(spec.mask_features)
 spec.kv_dtype = index(spec.kv_dtypes)
+-- The encodings, f32's first, then each field in the order its first type is listed: { name (the field; "f32"),
+-- id (the C enum value, by that order), the first type's entry as `first`, and its ctype, api, bytes, scale_max }.
+spec.kv_encodings = {}
+do
+  local seen = {}
+  for _, t in ipairs(spec.kv_dtypes) do
+    local f = t.field or "f32"
+    if not seen[f] then
+      seen[f] = true
+      spec.kv_encodings[#spec.kv_encodings + 1] = { name = f, id = #spec.kv_encodings, first = t, ctype = t.ctype,
+        api = t.api, bytes = t.bytes, scale_max = t.scale_max }
+    end
+  end
+end
 spec.attn_feature = index(spec.attn_features)
 spec.option = index(spec.options)
 spec.rope_style = index(spec.rope.styles)

@@ -69,11 +69,6 @@ typedef enum {
   ATTNGEN_ERR_PAGE = -11        /* a block table entry names no page of the pools (paged caches) */
 } attngen_status;
 
-/* 16-bit cache elements: distinct types, so an f16 cache cannot be passed where a bf16 one is expected (or a float
- * one) without a cast the compiler sees. `bits` is the IEEE binary16 or bfloat16 encoding. */
-typedef struct { uint16_t bits; } attngen_f16;
-typedef struct { uint16_t bits; } attngen_bf16;
-
 /* What a caller asks for. */
 typedef struct {
   int heads;    /* query heads */
@@ -158,9 +153,7 @@ typedef struct {
    * of a row is i8[c] * scale[c / group] (group = head_dim for int8, 64 or 32 for the others), scales laid out
    * [batch][kv_capacity][kv_heads][head_dim / group] by default (k_scale_stride / v_scale_stride, in floats, 0 =
    * that dense default). attngen_kv_append writes such caches (rounding to nearest even, or quantizing each row). */
-  const attngen_f16 *k_f16, *v_f16;
-  const attngen_bf16 *k_bf16, *v_bf16;
-  const int8_t *k_i8, *v_i8;
+  ATTNGEN_KV_ARGS_FIELDS /* attngen_spec.h: const attngen_f16 *k_f16, *v_f16; ...; const int8_t *k_i8, *v_i8; */
   const float *k_scale, *v_scale;
   attngen_strides k_scale_stride, v_scale_stride;
   /* Attention features' values for this call (see the top of this file). Each applies only to a kernel with the
@@ -262,13 +255,9 @@ const char *attngen_mask_name(attngen_mask m);
 const char *attngen_phase_name(attngen_phase p);
 const char *attngen_kv_dtype_name(attngen_kv_dtype t); /* "f32", "f16", "bf16", "int8", "int8_g64", "int8_g32" */
 
-/* ---- storage-type conversions: the ones the cache append uses, for callers that fill a cache themselves ----
- * Rounding to nearest, ties to even; subnormals kept; Inf stays Inf; NaN stays a (quiet) NaN. */
-attngen_f16 attngen_f16_from_float(float x);
-float attngen_f16_to_float(attngen_f16 h);
-attngen_bf16 attngen_bf16_from_float(float x);
-float attngen_bf16_to_float(attngen_bf16 h);
-/* n floats into n int8 with one scale: returns max|x| / 127 and writes rint(x[i] / scale) (see attngen_append_args);
+/* ---- storage-type conversions, for callers that fill a cache themselves: the 16-bit elements' (attngen_f16_from_float,
+ * attngen_f16_to_float, and bf16's) are declared in attngen_spec.h with their types.
+ * n floats into n int8 with one scale: returns max|x| / 127 and writes rint(x[i] / scale) (see attngen_append_args);
  * element i reads back as q[i] * scale. */
 float attngen_int8_quantize(const float *x, int n, int8_t *q);
 
@@ -394,13 +383,22 @@ typedef struct {
    * are set, the others NULL. k_new and v_new stay fp32: each new row is rotated (K), then rounded to f16/bf16
    * (nearest even) or quantized to int8 with one scale per group: scale = max|x| / 127 over the group, element
    * rint(x / scale) (an all-zero group: scale 0, elements 0; a group holding Inf or NaN: scale NaN). */
-  attngen_f16 *k_cache_f16, *v_cache_f16;
-  attngen_bf16 *k_cache_bf16, *v_cache_bf16;
-  int8_t *k_cache_i8, *v_cache_i8;
+  ATTNGEN_KV_CACHE_FIELDS /* attngen_spec.h: attngen_f16 *k_cache_f16, *v_cache_f16; ...; int8_t *k_cache_i8, ... */
   float *k_cache_scale, *v_cache_scale;
   attngen_strides k_cache_scale_stride, v_cache_scale_stride;
   attngen_pages pages; /* a paged cache (kv_capacity 0; the caches are the pools); zero: contiguous */
 } attngen_append_args;
+
+/* For code generic over storage types, holding a cache as untyped memory and its attngen_kv_dtype: sets the K/V
+ * fields of type t (f32: k and v; another type: its k_<field> and v_<field>, and k_scale and v_scale for a type with
+ * scales) and clears every other type's, in attngen_args (cache fields in attngen_append_args). The memory must hold
+ * elements of type t: nothing can check that. Returns ATTNGEN_OK, or with a message (nothing changed)
+ * ATTNGEN_ERR_DTYPE for a t that is not a type or scales given to a type without them, ATTNGEN_ERR_NULL for a NULL
+ * a. */
+int attngen_args_set_kv(attngen_args *a, attngen_kv_dtype t, const void *k, const void *v, const float *k_scale,
+                        const float *v_scale);
+int attngen_append_args_set_kv(attngen_append_args *a, attngen_kv_dtype t, void *k, void *v, float *k_scale,
+                               float *v_scale);
 
 /* Rotates (RoPE kernels) and writes the new tokens' K and V into the cache, each sequence at its own length.
  * kernel gives the shape (kv_heads, head_dim) and params.rope; any kernel of the model's table will do. */

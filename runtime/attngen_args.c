@@ -109,21 +109,41 @@ int attngen_make_range(const char *name, const void *p, size_t floats, size_t el
   return ATTNGEN_OK;
 }
 
-const char *const attngen_kvp_names[KVP_COUNT] = { "k", "v", "k_f16", "v_f16", "k_bf16", "v_bf16", "k_i8", "v_i8",
-                                                   "k_scale", "v_scale" };
-const char *const attngen_kvp_cache_names[KVP_COUNT] = { "k_cache", "v_cache", "k_cache_f16", "v_cache_f16",
-                                                         "k_cache_bf16", "v_cache_bf16", "k_cache_i8", "v_cache_i8",
-                                                         "k_cache_scale", "v_cache_scale" };
+#define KVP_NAMES_(F, f, api, stored, scale_max) "k_" #f, "v_" #f,
+#define KVP_CACHE_NAMES_(F, f, api, stored, scale_max) "k_cache_" #f, "v_cache_" #f,
+const char *const attngen_kvp_names[KVP_COUNT] = { "k", "v", ATTNGEN_KV_ENCODING_LIST(KVP_NAMES_) "k_scale",
+                                                   "v_scale" };
+const char *const attngen_kvp_cache_names[KVP_COUNT] = { "k_cache", "v_cache",
+                                                         ATTNGEN_KV_ENCODING_LIST(KVP_CACHE_NAMES_) "k_cache_scale",
+                                                         "v_cache_scale" };
 
-/* The fields type t reads: its K and V (and scales: int8 types), as KVP_ indices; returns how many. */
+/* The fields type t reads: its K and V (and scales: a type with scale groups), as KVP_ indices; returns how many. */
 int attngen_kv_fields(attngen_kv_dtype t, int f[4])
 {
-  switch (t) {
-  case ATTNGEN_KV_F32: f[0] = KVP_F32_K, f[1] = KVP_F32_V; return 2;
-  case ATTNGEN_KV_F16: f[0] = KVP_F16_K, f[1] = KVP_F16_V; return 2;
-  case ATTNGEN_KV_BF16: f[0] = KVP_BF16_K, f[1] = KVP_BF16_V; return 2;
-  default: f[0] = KVP_I8_K, f[1] = KVP_I8_V, f[2] = KVP_SCALE_K, f[3] = KVP_SCALE_V; return 4;
+  const attngen_kv_encoding e = attngen_kv_dtype_encoding(t);
+  f[0] = KVP_K(e), f[1] = KVP_V(e);
+  if (!attngen_kv_scales_per_row(t, ATTNGEN_MAX_HEAD_DIM)) return 2;
+  f[2] = KVP_SCALE_K, f[3] = KVP_SCALE_V;
+  return 4;
+}
+
+static const char *kv_name(int t) { return attngen_kv_dtype_name((attngen_kv_dtype)t); }
+
+/* The types whose field p[i] is, for a message: "f16", "int8, int8_g64 or int8_g32", "any type with scales". */
+static const char *kvp_owner(int i, char *buf, size_t cap)
+{
+  int t, n = 0, last = -1, len = 0;
+  if (i >= KVP_SCALE_K) return "any type with scales";
+  buf[0] = '\0';
+  for (t = 0; t < ATTNGEN_KV_COUNT_; ++t) {
+    if (KVP_K(attngen_kv_dtype_encoding((attngen_kv_dtype)t)) != (i & ~1)) continue;
+    if (last >= 0 && len >= 0 && (size_t)len < cap) /* the one before, now known not to be the last */
+      len += snprintf(buf + len, cap - (size_t)len, "%s%s", n > 1 ? ", " : "", kv_name(last));
+    last = t, ++n;
   }
+  if (last >= 0 && len >= 0 && (size_t)len < cap)
+    snprintf(buf + len, cap - (size_t)len, "%s%s", n > 1 ? " or " : "", kv_name(last));
+  return buf;
 }
 
 /* p[KVP_*]: the call's pointers (names: attngen_kvp_names or attngen_kvp_cache_names). NULL ones of type t:
@@ -132,6 +152,7 @@ int attngen_check_kv_pointers(attngen_kv_dtype t, const void *const p[KVP_COUNT]
                              const char *const names[KVP_COUNT])
 {
   int f[4], n = attngen_kv_fields(t, f), i, j, wanted;
+  char owner[96];
   /* another type's field first: a cache of the wrong type is ATTNGEN_ERR_DTYPE, whatever else is missing */
   for (i = 0; i < KVP_COUNT; ++i) {
     for (wanted = 0, j = 0; j < n; ++j) wanted |= f[j] == i;
@@ -139,8 +160,7 @@ int attngen_check_kv_pointers(attngen_kv_dtype t, const void *const p[KVP_COUNT]
       return attngen_fail(ATTNGEN_ERR_DTYPE,
                           "attngen: kernel %s reads a K/V cache of type %s, but %s is set (a field of "
                           "type %s; the fields of other types must be NULL)",
-                          kernel_name, attngen_kv_dtype_name(t), names[i],
-                          i < KVP_I8_K ? attngen_kv_dtype_name((attngen_kv_dtype)(i / 2)) : "int8");
+                          kernel_name, attngen_kv_dtype_name(t), names[i], kvp_owner(i, owner, sizeof owner));
   }
   for (i = 0; i < n; ++i)
     if (!p[f[i]])
@@ -151,9 +171,60 @@ int attngen_check_kv_pointers(attngen_kv_dtype t, const void *const p[KVP_COUNT]
 
 static void args_kv_pointers(const attngen_args *a, const void *p[KVP_COUNT])
 {
-  p[KVP_F32_K] = a->k, p[KVP_F32_V] = a->v, p[KVP_F16_K] = a->k_f16, p[KVP_F16_V] = a->v_f16;
-  p[KVP_BF16_K] = a->k_bf16, p[KVP_BF16_V] = a->v_bf16, p[KVP_I8_K] = a->k_i8, p[KVP_I8_V] = a->v_i8;
+#define KVP_ARGS_(F, f, api, stored, scale_max)                                                                        \
+  p[KVP_K(ATTNGEN_KV_ENC_##F)] = a->k_##f, p[KVP_V(ATTNGEN_KV_ENC_##F)] = a->v_##f;
+  p[KVP_K(ATTNGEN_KV_ENC_F32)] = a->k, p[KVP_V(ATTNGEN_KV_ENC_F32)] = a->v;
+  ATTNGEN_KV_ENCODING_LIST(KVP_ARGS_)
   p[KVP_SCALE_K] = a->k_scale, p[KVP_SCALE_V] = a->v_scale;
+#undef KVP_ARGS_
+}
+
+/* attngen_args_set_kv and attngen_append_args_set_kv: t a type, scales only for a type with them. */
+static int check_set_kv(const void *a, attngen_kv_dtype t, const void *k_scale, const void *v_scale, const char *fn)
+{
+  if (!a) return attngen_fail(ATTNGEN_ERR_NULL, "attngen: %s: args are NULL", fn);
+  if ((int)t < 0 || (int)t >= ATTNGEN_KV_COUNT_ || !attngen_kv_dtype_bytes(t))
+    return attngen_fail(ATTNGEN_ERR_DTYPE, "attngen: %s: kv_dtype %d is not a storage type", fn, (int)t);
+  if ((k_scale || v_scale) && !attngen_kv_scales_per_row(t, ATTNGEN_MAX_HEAD_DIM))
+    return attngen_fail(ATTNGEN_ERR_DTYPE, "attngen: %s: type %s has no scales, but %s is given", fn,
+                        attngen_kv_dtype_name(t), k_scale ? "k_scale" : "v_scale");
+  return ATTNGEN_OK;
+}
+
+int attngen_args_set_kv(attngen_args *a, attngen_kv_dtype t, const void *k, const void *v, const float *k_scale,
+                        const float *v_scale)
+{
+  int st = check_set_kv(a, t, k_scale, v_scale, "attngen_args_set_kv");
+  attngen_kv_encoding e;
+  if (st) return st;
+  e = attngen_kv_dtype_encoding(t);
+  a->k = e == ATTNGEN_KV_ENC_F32 ? (const float *)k : NULL;
+  a->v = e == ATTNGEN_KV_ENC_F32 ? (const float *)v : NULL;
+#define SET_KV_(F, f, api, stored, scale_max)                                                                          \
+  a->k_##f = e == ATTNGEN_KV_ENC_##F ? (const api *)k : NULL;                                                          \
+  a->v_##f = e == ATTNGEN_KV_ENC_##F ? (const api *)v : NULL;
+  ATTNGEN_KV_ENCODING_LIST(SET_KV_)
+#undef SET_KV_
+  a->k_scale = k_scale, a->v_scale = v_scale;
+  return ATTNGEN_OK;
+}
+
+int attngen_append_args_set_kv(attngen_append_args *a, attngen_kv_dtype t, void *k, void *v, float *k_scale,
+                               float *v_scale)
+{
+  int st = check_set_kv(a, t, k_scale, v_scale, "attngen_append_args_set_kv");
+  attngen_kv_encoding e;
+  if (st) return st;
+  e = attngen_kv_dtype_encoding(t);
+  a->k_cache = e == ATTNGEN_KV_ENC_F32 ? (float *)k : NULL;
+  a->v_cache = e == ATTNGEN_KV_ENC_F32 ? (float *)v : NULL;
+#define SET_KV_(F, f, api, stored, scale_max)                                                                          \
+  a->k_cache_##f = e == ATTNGEN_KV_ENC_##F ? (api *)k : NULL;                                                          \
+  a->v_cache_##f = e == ATTNGEN_KV_ENC_##F ? (api *)v : NULL;
+  ATTNGEN_KV_ENCODING_LIST(SET_KV_)
+#undef SET_KV_
+  a->k_cache_scale = k_scale, a->v_cache_scale = v_scale;
+  return ATTNGEN_OK;
 }
 
 /* Every extent, in checked arithmetic, and the aliasing rule: outputs must not overlap inputs or each other

@@ -13,9 +13,12 @@ typedef struct {
 
 static void append_kv_pointers(const attngen_append_args *a, const void *p[KVP_COUNT])
 {
-  p[KVP_F32_K] = a->k_cache, p[KVP_F32_V] = a->v_cache, p[KVP_F16_K] = a->k_cache_f16, p[KVP_F16_V] = a->v_cache_f16;
-  p[KVP_BF16_K] = a->k_cache_bf16, p[KVP_BF16_V] = a->v_cache_bf16, p[KVP_I8_K] = a->k_cache_i8;
-  p[KVP_I8_V] = a->v_cache_i8, p[KVP_SCALE_K] = a->k_cache_scale, p[KVP_SCALE_V] = a->v_cache_scale;
+#define KVP_CACHE_(F, f, api, stored, scale_max)                                                                       \
+  p[KVP_K(ATTNGEN_KV_ENC_##F)] = a->k_cache_##f, p[KVP_V(ATTNGEN_KV_ENC_##F)] = a->v_cache_##f;
+  p[KVP_K(ATTNGEN_KV_ENC_F32)] = a->k_cache, p[KVP_V(ATTNGEN_KV_ENC_F32)] = a->v_cache;
+  ATTNGEN_KV_ENCODING_LIST(KVP_CACHE_)
+  p[KVP_SCALE_K] = a->k_cache_scale, p[KVP_SCALE_V] = a->v_cache_scale;
+#undef KVP_CACHE_
 }
 
 static void append_job_free(append_job *j)
@@ -178,33 +181,35 @@ static int append_check(const attngen_kernel *kernel, const attngen_append_args 
 }
 
 /* One fp32 row x of d elements into row `row` of sequence b, kv head h of the K (v = 0) or V (v = 1) cache, in the
- * cache's type: copied (f32), rounded to nearest even (f16, bf16), or quantized per scale group (int8). */
+ * cache's type: copied (f32), rounded (attngen_float_to_<field>_bits: f16, bf16), or, for a type with scales, each
+ * group divided by its scale (max|x| / scale_max) first. */
 static void kv_row_store(const attngen_append_args *a, attngen_kv_dtype t, int d, int v, int b, ptrdiff_t row, int h,
                          const float *x)
 {
   const attngen_strides *st = v ? &a->v_cache_stride : &a->k_cache_stride;
   const ptrdiff_t off = attngen_row_offset(&a->pages, st, b, row) + h * st->head;
-  int c;
-  switch (t) {
-  case ATTNGEN_KV_F32: memcpy((v ? a->v_cache : a->k_cache) + off, x, sizeof(float) * (size_t)d); break;
-  case ATTNGEN_KV_F16: {
-    attngen_f16 *y = (v ? a->v_cache_f16 : a->k_cache_f16) + off;
-    for (c = 0; c < d; ++c) y[c].bits = attngen_float_to_f16_bits(x[c]);
-    break;
-  }
-  case ATTNGEN_KV_BF16: {
-    attngen_bf16 *y = (v ? a->v_cache_bf16 : a->k_cache_bf16) + off;
-    for (c = 0; c < d; ++c) y[c].bits = attngen_float_to_bf16_bits(x[c]);
-    break;
-  }
-  default: {
-    int8_t *y = (v ? a->v_cache_i8 : a->k_cache_i8) + off;
+  float *sc = NULL;
+  int c, i, g = d;
+  if (attngen_kv_scales_per_row(t, d)) {
     const attngen_strides *ss = v ? &a->v_cache_scale_stride : &a->k_cache_scale_stride;
-    float *sc = (v ? a->v_cache_scale : a->k_cache_scale) + attngen_row_offset(&a->pages, ss, b, row) + h * ss->head;
-    const int g = attngen_kv_group(t, d);
-    for (c = 0; c < d; c += g) sc[c / g] = attngen_int8_quantize(x + c, g, y + c);
-    break;
+    sc = (v ? a->v_cache_scale : a->k_cache_scale) + attngen_row_offset(&a->pages, ss, b, row) + h * ss->head;
+    g = attngen_kv_group(t, d);
   }
+  switch (attngen_kv_dtype_encoding(t)) {
+  case ATTNGEN_KV_ENC_F32: memcpy((v ? a->v_cache : a->k_cache) + off, x, sizeof(float) * (size_t)d); break;
+#define STORE_(F, f, api, stored, scale_max)                                                                           \
+  case ATTNGEN_KV_ENC_##F: {                                                                                           \
+    stored *y = (stored *)(void *)(v ? a->v_cache_##f : a->k_cache_##f) + off;                                         \
+    for (c = 0; c < d; c += g) {                                                                                       \
+      const float s = sc ? attngen_kv_group_scale(x + c, g, (float)(scale_max)) : 1.0f;                                \
+      if (sc) sc[c / g] = s;                                                                                           \
+      for (i = c; i < c + g; ++i) y[i] = attngen_float_to_##f##_bits(sc ? attngen_kv_scaled(x[i], s) : x[i]);          \
+    }                                                                                                                  \
+    break;                                                                                                             \
+  }
+    ATTNGEN_KV_ENCODING_LIST(STORE_)
+#undef STORE_
+  default: break;
   }
 }
 
@@ -314,9 +319,9 @@ int attngen_step_parallel(const attngen_kernel *kernel, const attngen_step_args 
   a.q = s->q;
   a.k = j.a.k_cache;
   a.v = j.a.v_cache;
-  a.k_f16 = j.a.k_cache_f16, a.v_f16 = j.a.v_cache_f16;
-  a.k_bf16 = j.a.k_cache_bf16, a.v_bf16 = j.a.v_cache_bf16;
-  a.k_i8 = j.a.k_cache_i8, a.v_i8 = j.a.v_cache_i8;
+#define CACHE_FIELDS_(F, f, api, stored, scale_max) a.k_##f = j.a.k_cache_##f, a.v_##f = j.a.v_cache_##f;
+  ATTNGEN_KV_ENCODING_LIST(CACHE_FIELDS_)
+#undef CACHE_FIELDS_
   a.k_scale = j.a.k_cache_scale, a.v_scale = j.a.v_cache_scale;
   a.k_scale_stride = j.a.k_cache_scale_stride, a.v_scale_stride = j.a.v_cache_scale_stride;
   a.o = s->o;

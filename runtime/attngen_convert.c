@@ -4,48 +4,37 @@
 
 #include <float.h>
 
-attngen_f16 attngen_f16_from_float(float x)
+/* attngen_<field>_from_float and attngen_<field>_to_float of every element type held in a struct (f16, bf16) */
+#define ELEMENT_CONVERSIONS_(F, f, api, stored)                                                                        \
+  api attngen_##f##_from_float(float x)                                                                                \
+  {                                                                                                                    \
+    api h;                                                                                                             \
+    h.bits = attngen_float_to_##f##_bits(x);                                                                           \
+    return h;                                                                                                          \
+  }                                                                                                                    \
+  float attngen_##f##_to_float(api h) { return attngen_##f##_bits_to_float(h.bits); }
+ATTNGEN_KV_ELEMENT_LIST(ELEMENT_CONVERSIONS_)
+#undef ELEMENT_CONVERSIONS_
+
+/* Symmetric: scale = max|x| / scale_max, so the largest element is exactly +-scale_max and nothing clips. A group
+ * holding Inf or NaN: NaN; an all-zero group, or one whose scale would be 0 (max|x| below scale_max x the smallest
+ * subnormal): 0, and the group reads back as zeros. */
+float attngen_kv_group_scale(const float *x, int n, float scale_max)
 {
-  attngen_f16 h;
-  h.bits = attngen_float_to_f16_bits(x);
-  return h;
-}
-
-float attngen_f16_to_float(attngen_f16 h) { return attngen_f16_bits_to_float(h.bits); }
-
-attngen_bf16 attngen_bf16_from_float(float x)
-{
-  attngen_bf16 h;
-  h.bits = attngen_float_to_bf16_bits(x);
-  return h;
-}
-
-float attngen_bf16_to_float(attngen_bf16 h) { return attngen_bf16_bits_to_float(h.bits); }
-
-/* Symmetric: scale = max|x| / 127, so the largest element is exactly +-127 and nothing clips. rintf rounds to nearest
- * even in the default rounding mode. */
-float attngen_int8_quantize(const float *x, int n, int8_t *q)
-{
-  float amax = 0.0f, scale;
-  int i, bad = 0;
+  float amax = 0.0f;
+  int i;
   for (i = 0; i < n; ++i) {
     const float ax = fabsf(x[i]);
-    if (!(ax <= FLT_MAX)) bad = 1; /* Inf or NaN */
-    else if (ax > amax) amax = ax;
+    if (!(ax <= FLT_MAX)) return NAN; /* Inf or NaN */
+    if (ax > amax) amax = ax;
   }
-  if (bad || amax == 0.0f) {
-    for (i = 0; i < n; ++i) q[i] = 0;
-    return bad ? NAN : 0.0f;
-  }
-  scale = amax / 127.0f;
-  if (scale == 0.0f) { /* max|x| below 127 x the smallest subnormal: the row reads back as zeros */
-    for (i = 0; i < n; ++i) q[i] = 0;
-    return 0.0f;
-  }
-  for (i = 0; i < n; ++i) {
-    float r = rintf(x[i] / scale);
-    r = r > 127.0f ? 127.0f : r < -127.0f ? -127.0f : r;
-    q[i] = (int8_t)r;
-  }
+  return amax / scale_max;
+}
+
+float attngen_int8_quantize(const float *x, int n, int8_t *q)
+{
+  const float scale = attngen_kv_group_scale(x, n, 127.0f);
+  int i;
+  for (i = 0; i < n; ++i) q[i] = attngen_float_to_i8_bits(attngen_kv_scaled(x[i], scale));
   return scale;
 }

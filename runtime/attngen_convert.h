@@ -6,6 +6,7 @@
 #ifndef ATTNGEN_CONVERT_H
 #define ATTNGEN_CONVERT_H
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -82,6 +83,21 @@ static inline uint16_t attngen_float_to_bf16_bits(float x)
   return (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
 }
 
-static inline float attngen_i8_to_float(int8_t q, float scale) { return (float)q * scale; }
+/* int8 elements hold a value divided by its group's scale (attngen_kv_group_scale): widening is exact, the scale
+ * applied after. */
+static inline float attngen_i8_bits_to_float(int8_t q) { return (float)q; }
+
+/* A value already divided by its scale (|x| <= 127 but for rounding) to the nearest integer, ties to even (rintf in
+ * the default rounding mode), kept in [-127, 127]. */
+static inline int8_t attngen_float_to_i8_bits(float x)
+{
+  float r = rintf(x);
+  r = r > 127.0f ? 127.0f : r < -127.0f ? -127.0f : r;
+  return (int8_t)r;
+}
+
+/* x / scale for a scaled encoding's element; 0 when the group's scale is 0 or NaN (an all-zero group, or one holding
+ * Inf or NaN: attngen_kv_group_scale), so such a group stores zeros. */
+static inline float attngen_kv_scaled(float x, float scale) { return scale == scale && scale != 0.0f ? x / scale : 0.0f; }
 
 #endif /* ATTNGEN_CONVERT_H */

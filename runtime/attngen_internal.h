@@ -43,6 +43,8 @@ void attngen_log_verbose(const char *fmt, ...);
 
 /* Elements per scale of storage type t for head_dim d (0: no scales). */
 int attngen_kv_group(attngen_kv_dtype t, int d);
+/* The scale of a group of n elements of a type with scales: max|x| / scale_max (attngen_convert.c). */
+float attngen_kv_group_scale(const float *x, int n, float scale_max);
 int attngen_check_shape(const attngen_shape *s);
 /* ISAs allowed for selection: the CPU's, capped by ATTNGEN_ISA. */
 unsigned attngen_allowed_isas(void);
@@ -76,11 +78,13 @@ typedef struct {
   uintptr_t lo, hi;
 } addr_range;
 
-/* The K/V fields of each storage type, in the order of attngen_args (and attngen_append_args): k, v of the types,
- * then the int8 scales. A call sets exactly those of its kernel's type, or it is refused: a pointer of another
- * type would be read as this one (or, from a struct that was not zero-initialized, garbage would be). */
-enum { KVP_F32_K, KVP_F32_V, KVP_F16_K, KVP_F16_V, KVP_BF16_K, KVP_BF16_V, KVP_I8_K, KVP_I8_V, KVP_SCALE_K, KVP_SCALE_V,
-       KVP_COUNT };
+/* The K/V fields of attngen_args (and attngen_append_args), in their order: k and v of each encoding
+ * (attngen_kv_encoding e: KVP_K(e), KVP_V(e)), then the scales. A call sets exactly those of its kernel's type, or
+ * it is refused: a pointer of another type would be read as this one (or, from a struct that was not
+ * zero-initialized, garbage would be). */
+#define KVP_K(e) (2 * (int)(e))
+#define KVP_V(e) (2 * (int)(e) + 1)
+enum { KVP_SCALE_K = 2 * ATTNGEN_KV_ENC_COUNT_, KVP_SCALE_V, KVP_COUNT };
 extern const char *const attngen_kvp_names[KVP_COUNT];       /* attngen_args' fields */
 extern const char *const attngen_kvp_cache_names[KVP_COUNT]; /* attngen_append_args' fields */
 

@@ -17,33 +17,30 @@ static int kv_pack_rows(const attngen_plan *p, int b)
 }
 
 /* Row j of sequence b, kv head h of K (v = 0) or V (v = 1), as fp32 into dst: copied, or converted from the cache's
- * storage type (the portable conversions of attngen_convert.h: exact for f16 and bf16, q * scale for int8, the
- * same floats the decode kernels compute with). */
+ * storage type (attngen_<field>_bits_to_float, exact, then times the group's scale for a type with scales: the same
+ * floats the decode kernels compute with). */
 static void kv_row_to_float(const attngen_args *a, attngen_kv_dtype t, int d, int v, int b, int h, int j, float *dst)
 {
   const attngen_strides *st = v ? &a->v_stride : &a->k_stride;
   const ptrdiff_t off = attngen_row_offset(&a->pages, st, b, j) + h * st->head;
   int c;
-  switch (t) {
-  case ATTNGEN_KV_F32: memcpy(dst, (v ? a->v : a->k) + off, sizeof(float) * (size_t)d); break;
-  case ATTNGEN_KV_F16: {
-    const attngen_f16 *x = (v ? a->v_f16 : a->k_f16) + off;
-    for (c = 0; c < d; ++c) dst[c] = attngen_f16_bits_to_float(x[c].bits);
-    break;
+  switch (attngen_kv_dtype_encoding(t)) {
+  case ATTNGEN_KV_ENC_F32: memcpy(dst, (v ? a->v : a->k) + off, sizeof(float) * (size_t)d); break;
+#define TO_FLOAT_(F, f, api, stored, scale_max)                                                                        \
+  case ATTNGEN_KV_ENC_##F: {                                                                                           \
+    const stored *x = (const stored *)(const void *)(v ? a->v_##f : a->k_##f) + off;                                   \
+    for (c = 0; c < d; ++c) dst[c] = attngen_##f##_bits_to_float(x[c]);                                                \
+    break;                                                                                                             \
   }
-  case ATTNGEN_KV_BF16: {
-    const attngen_bf16 *x = (v ? a->v_bf16 : a->k_bf16) + off;
-    for (c = 0; c < d; ++c) dst[c] = attngen_bf16_bits_to_float(x[c].bits);
-    break;
+    ATTNGEN_KV_ENCODING_LIST(TO_FLOAT_)
+#undef TO_FLOAT_
+  default: break;
   }
-  default: {
-    const int8_t *x = (v ? a->v_i8 : a->k_i8) + off;
+  if (attngen_kv_scales_per_row(t, d)) {
     const attngen_strides *ss = v ? &a->v_scale_stride : &a->k_scale_stride;
     const float *sc = (v ? a->v_scale : a->k_scale) + attngen_row_offset(&a->pages, ss, b, j) + h * ss->head;
     const int g = attngen_kv_group(t, d);
-    for (c = 0; c < d; ++c) dst[c] = attngen_i8_to_float(x[c], sc[c / g]);
-    break;
-  }
+    for (c = 0; c < d; ++c) dst[c] *= sc[c / g];
   }
 }
 
@@ -130,10 +127,7 @@ int attngen_plan_kv_pack(attngen_plan *p)
   p->packed.k_stride.head = p->packed.v_stride.head = (ptrdiff_t)(2 * head_floats);
   p->packed.k_stride.batch = p->packed.v_stride.batch = (ptrdiff_t)(2 * head_floats) * sh->kv_heads;
   /* the kernel reads the fp32 copy only */
-  p->packed.k_f16 = p->packed.v_f16 = NULL;
-  p->packed.k_bf16 = p->packed.v_bf16 = NULL;
-  p->packed.k_i8 = p->packed.v_i8 = NULL;
-  p->packed.k_scale = p->packed.v_scale = NULL;
+  attngen_args_set_kv(&p->packed, ATTNGEN_KV_F32, p->packed.k, p->packed.v, NULL, NULL);
   memset(&p->packed.pages, 0, sizeof p->packed.pages);
 #if !ATTNGEN_LAZY_PACK
   {

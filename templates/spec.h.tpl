@@ -8,6 +8,8 @@
 #ifndef ATTNGEN_SPEC_H
 #define ATTNGEN_SPEC_H
 
+#include <stdint.h> /* the stored types of the encodings */
+
 #define ATTNGEN_VERSION_MAJOR $(vmaj)
 #define ATTNGEN_VERSION_MINOR $(vmin)
 #define ATTNGEN_VERSION_PATCH $(vpat)
@@ -139,6 +141,83 @@ static inline int attngen_kv_scales_per_row(attngen_kv_dtype t, int d)
   default: return 0;
   }
 }
+
+/* ---- Encodings: how a storage type's elements are held. Each has its own fields in attngen_args (k_<field>,
+ * v_<field>) and attngen_append_args (k_cache_<field>, v_cache_<field>); types that differ only in their scale
+ * groups (int8, int8_g64, int8_g32) share one. f32's fields are k and v (k_cache and v_cache). */
+typedef enum {
+@ for _, e in ipairs(spec.kv_encodings) do
+  ATTNGEN_KV_ENC_$(e.name:upper()) = $(I(e.id)),
+@ end
+  ATTNGEN_KV_ENC_COUNT_ = $(I(#spec.kv_encodings))
+} attngen_kv_encoding;
+
+/* The encoding of type t (ATTNGEN_KV_ENC_COUNT_: not a type). */
+static inline attngen_kv_encoding attngen_kv_dtype_encoding(attngen_kv_dtype t)
+{
+  switch (t) {
+@ for _, t in ipairs(spec.kv_dtypes) do
+  case ATTNGEN_KV_$(t.name:upper()): return ATTNGEN_KV_ENC_$((t.field or "f32"):upper());
+@ end
+  default: return ATTNGEN_KV_ENC_COUNT_;
+  }
+}
+
+@ local struct_encodings = {}
+@ for _, e in ipairs(spec.kv_encodings) do if e.api ~= e.ctype then struct_encodings[#struct_encodings + 1] = e end end
+/* Element types held in a struct, so that one type's cache cannot be passed where another's is expected (or a
+ * float one) without a cast the compiler sees. `bits` is the encoding. */
+@ for _, e in ipairs(struct_encodings) do
+typedef struct { $(e.ctype) bits; } $(e.api); /* $(e.first.doc) */
+@ end
+/* X(FIELD, field, element type, stored type) of those */
+#define ATTNGEN_KV_ELEMENT_LIST(X) \
+@ for _, e in ipairs(struct_encodings) do
+  X($(e.name:upper()), $(e.name), $(e.api), $(e.ctype)) \
+@ end
+  /* end */
+
+/* Every encoding but f32: X(FIELD, field, element type of the API, stored type, scale_max: the stored magnitude a
+ * group's max|x| maps to (0: no scales)). The runtime reads and writes the elements through attngen_convert.h's
+ * attngen_<field>_bits_to_float and attngen_float_to_<field>_bits. */
+#define ATTNGEN_KV_ENCODING_LIST(X) \
+@ for _, e in ipairs(spec.kv_encodings) do
+@   if e.name ~= "f32" then
+  X($(e.name:upper()), $(e.name), $(e.api), $(e.ctype), $(I(e.scale_max or 0))) \
+@   end
+@ end
+  /* end */
+
+/* attngen_args' K/V fields of every encoding but f32 (attngen.h: which a call sets). */
+#define ATTNGEN_KV_ARGS_FIELDS \
+@ for _, e in ipairs(spec.kv_encodings) do
+@   if e.name ~= "f32" then
+  const $(e.api) *k_$(e.name), *v_$(e.name); \
+@   end
+@ end
+  /* end */
+/* attngen_append_args' K/V cache fields of every encoding but f32. */
+#define ATTNGEN_KV_CACHE_FIELDS \
+@ for _, e in ipairs(spec.kv_encodings) do
+@   if e.name ~= "f32" then
+  $(e.api) *k_cache_$(e.name), *v_cache_$(e.name); \
+@   end
+@ end
+  /* end */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* An element's conversions, as the cache append rounds and a kernel reads (attngen_convert.h), for callers that fill
+ * or read a cache themselves. Rounding to nearest, ties to even; subnormals kept; Inf stays Inf; NaN stays a (quiet)
+ * NaN. */
+@ for _, e in ipairs(struct_encodings) do
+$(e.api) attngen_$(e.name)_from_float(float x);
+float attngen_$(e.name)_to_float($(e.api) h);
+@ end
+#ifdef __cplusplus
+}
+#endif
 
 /* ---- RoPE, rotary position embedding (the config's `rope`): X(STYLE, name) and X(SCALING, name, parameters) */
 typedef enum {

@@ -985,39 +985,26 @@ static void expect_status(err_ctx *x, const char *what, int st, const int *want)
 #define WANT(...) ((const int[]){__VA_ARGS__, 1})
 #define ANY_ERROR ((const int[]){1})
 
-/* The 10 K/V fields of attngen_args, in attngen.h's order, and the type each belongs to (scales: every int8 type). */
-static const char *const kv_field_names[10] = {"k",    "v",    "k_f16", "v_f16",   "k_bf16",
-                                               "v_bf16", "k_i8", "v_i8",  "k_scale", "v_scale"};
+/* The K/V fields of attngen_args, in attngen.h's order: k, v, then k_<field>, v_<field> of each encoding
+ * (attngen_spec.h's ATTNGEN_KV_ENCODING_LIST: f16, bf16, i8, ...), then the scales. Field i < KV_SCALES belongs to
+ * encoding i / 2; the scales to every type with scale groups. */
+enum { KV_SCALES = 2 * ATTNGEN_KV_ENC_COUNT_, KV_FIELDS = KV_SCALES + 2 };
+#define KV_FIELD_NAMES_(F, f, api, stored, scale_max) "k_" #f, "v_" #f,
+static const char *const kv_field_names[KV_FIELDS] = {"k", "v", ATTNGEN_KV_ENCODING_LIST(KV_FIELD_NAMES_) "k_scale",
+                                                      "v_scale"};
 static const void **kv_field(attngen_args *a, int i) {
-  switch (i) {
-  case 0: return (const void **)&a->k;
-  case 1: return (const void **)&a->v;
-  case 2: return (const void **)&a->k_f16;
-  case 3: return (const void **)&a->v_f16;
-  case 4: return (const void **)&a->k_bf16;
-  case 5: return (const void **)&a->v_bf16;
-  case 6: return (const void **)&a->k_i8;
-  case 7: return (const void **)&a->v_i8;
-  case 8: return (const void **)&a->k_scale;
-  default: return (const void **)&a->v_scale;
-  }
+#define KV_FIELD_ADDRS_(F, f, api, stored, scale_max) (const void **)&a->k_##f, (const void **)&a->v_##f,
+  const void **p[KV_FIELDS] = {(const void **)&a->k, (const void **)&a->v,
+                               ATTNGEN_KV_ENCODING_LIST(KV_FIELD_ADDRS_)(const void **)&a->k_scale,
+                               (const void **)&a->v_scale};
+  return p[i];
 }
 static int kv_field_of(attngen_kv_dtype t, int i) {
-  switch (t) {
-  case ATTNGEN_KV_F32: return i == 0 || i == 1;
-  case ATTNGEN_KV_F16: return i == 2 || i == 3;
-  case ATTNGEN_KV_BF16: return i == 4 || i == 5;
-  default: return i >= 6;
-  }
+  return i < KV_SCALES ? i / 2 == (int)attngen_kv_dtype_encoding(t) : kvt_group(t, 64) != 0;
 }
 /* the K (v = 0) or V (1) field the kernel of type t reads */
 static const void **kv_main(attngen_args *a, attngen_kv_dtype t, int v) {
-  switch (t) {
-  case ATTNGEN_KV_F32: return kv_field(a, v);
-  case ATTNGEN_KV_F16: return kv_field(a, 2 + v);
-  case ATTNGEN_KV_BF16: return kv_field(a, 4 + v);
-  default: return kv_field(a, 6 + v);
-  }
+  return kv_field(a, 2 * (int)attngen_kv_dtype_encoding(t) + v);
 }
 
 /* Refusals of the storage type's fields (every type, fp32 included): a field of another type set as well ->
@@ -1041,7 +1028,31 @@ static void kv_type_errors(err_ctx *x, const test_case *c, const attngen_kernel 
       x->fail = case_failf(x->r, "a zero-initialized attngen_shape: %s, kernel %s (want an fp32 one)",
                            attngen_status_name(st), st ? attngen_last_error() : kz.info->name);
   }
-  for (int i = 0; i < 10 && !x->fail; i++) {
+  { /* attngen_args_set_kv: exactly the type's fields set, every other one cleared; refusals change nothing */
+    attngen_args before;
+    a = *base;
+    for (int i = 0; i < KV_FIELDS; i++) *kv_field(&a, i) = f->q.p;
+    if (attngen_args_set_kv(&a, t, f->k.p, f->v.p, g ? f->q.p : NULL, g ? f->q.p : NULL) != ATTNGEN_OK)
+      x->fail = case_failf(x->r, "attngen_args_set_kv(%s): %s", attngen_kv_dtype_name(t), attngen_last_error());
+    for (int i = 0; i < KV_FIELDS && !x->fail; i++)
+      if ((*kv_field(&a, i) != NULL) != kv_field_of(t, i))
+        x->fail = case_failf(x->r, "attngen_args_set_kv(%s) left %s %s", attngen_kv_dtype_name(t), kv_field_names[i],
+                             *kv_field(&a, i) ? "set" : "NULL");
+    if (!x->fail && (*kv_main(&a, t, 0) != f->k.p || *kv_main(&a, t, 1) != f->v.p))
+      x->fail = case_failf(x->r, "attngen_args_set_kv(%s): K/V not the pointers given", attngen_kv_dtype_name(t));
+    before = a;
+    expect_status(x, "attngen_args_set_kv(not a type)",
+                  attngen_args_set_kv(&a, (attngen_kv_dtype)ATTNGEN_KV_COUNT_, f->k.p, f->v.p, NULL, NULL),
+                  WANT(ATTNGEN_ERR_DTYPE));
+    if (!g)
+      expect_status(x, "attngen_args_set_kv(scales for a type without)",
+                    attngen_args_set_kv(&a, t, f->k.p, f->v.p, f->q.p, NULL), WANT(ATTNGEN_ERR_DTYPE));
+    expect_status(x, "attngen_args_set_kv(NULL)", attngen_args_set_kv(NULL, t, f->k.p, f->v.p, NULL, NULL),
+                  WANT(ATTNGEN_ERR_NULL));
+    if (!x->fail && memcmp(&a, &before, sizeof a))
+      x->fail = case_failf(x->r, "a refused attngen_args_set_kv changed the args");
+  }
+  for (int i = 0; i < KV_FIELDS && !x->fail; i++) {
     a = *base;
     const void **fp = kv_field(&a, i);
     int st;

@@ -190,39 +190,23 @@ int kvt_same(const kvt_cache *a, const kvt_cache *b) {
          (!a->nvs || !memcmp(a->vs, b->vs, a->nvs * sizeof(float)));
 }
 
+/* Through the runtime's own setters (attngen_args_set_kv, attngen_append_args_set_kv), which every numeric case thus
+ * checks: a field set wrong there would read another type's bytes and fail against the reference. */
 void kvt_set_args(attngen_args *a, const kvt_cache *c, size_t ek, size_t ev, size_t eks, size_t evs) {
-  a->k = a->v = NULL, a->k_f16 = a->v_f16 = NULL, a->k_bf16 = a->v_bf16 = NULL, a->k_i8 = a->v_i8 = NULL;
-  a->k_scale = a->v_scale = NULL;
-  switch (c->t) {
-  case ATTNGEN_KV_F32: a->k = (const float *)(const void *)c->k + ek, a->v = (const float *)(const void *)c->v + ev; break;
-  case ATTNGEN_KV_F16:
-    a->k_f16 = (const attngen_f16 *)(const void *)c->k + ek, a->v_f16 = (const attngen_f16 *)(const void *)c->v + ev;
-    break;
-  case ATTNGEN_KV_BF16:
-    a->k_bf16 = (const attngen_bf16 *)(const void *)c->k + ek, a->v_bf16 = (const attngen_bf16 *)(const void *)c->v + ev;
-    break;
-  default:
-    a->k_i8 = (const int8_t *)c->k + ek, a->v_i8 = (const int8_t *)c->v + ev;
-    a->k_scale = c->ks + eks, a->v_scale = c->vs + evs;
-    break;
+  const size_t by = (size_t)kvt_bytes(c->t);
+  if (attngen_args_set_kv(a, c->t, c->k + ek * by, c->v + ev * by, c->group ? c->ks + eks : NULL,
+                          c->group ? c->vs + evs : NULL) != ATTNGEN_OK) {
+    fprintf(stderr, "attngen_args_set_kv(%s): %s\n", attngen_kv_dtype_name(c->t), attngen_last_error());
+    abort();
   }
 }
 
 void kvt_set_append(attngen_append_args *a, kvt_cache *c, size_t ek, size_t ev, size_t eks, size_t evs) {
-  a->k_cache = a->v_cache = NULL, a->k_cache_f16 = a->v_cache_f16 = NULL, a->k_cache_bf16 = a->v_cache_bf16 = NULL;
-  a->k_cache_i8 = a->v_cache_i8 = NULL, a->k_cache_scale = a->v_cache_scale = NULL;
-  switch (c->t) {
-  case ATTNGEN_KV_F32: a->k_cache = (float *)(void *)c->k + ek, a->v_cache = (float *)(void *)c->v + ev; break;
-  case ATTNGEN_KV_F16:
-    a->k_cache_f16 = (attngen_f16 *)(void *)c->k + ek, a->v_cache_f16 = (attngen_f16 *)(void *)c->v + ev;
-    break;
-  case ATTNGEN_KV_BF16:
-    a->k_cache_bf16 = (attngen_bf16 *)(void *)c->k + ek, a->v_cache_bf16 = (attngen_bf16 *)(void *)c->v + ev;
-    break;
-  default:
-    a->k_cache_i8 = (int8_t *)c->k + ek, a->v_cache_i8 = (int8_t *)c->v + ev;
-    a->k_cache_scale = c->ks + eks, a->v_cache_scale = c->vs + evs;
-    break;
+  const size_t by = (size_t)kvt_bytes(c->t);
+  if (attngen_append_args_set_kv(a, c->t, c->k + ek * by, c->v + ev * by, c->group ? c->ks + eks : NULL,
+                                 c->group ? c->vs + evs : NULL) != ATTNGEN_OK) {
+    fprintf(stderr, "attngen_append_args_set_kv(%s): %s\n", attngen_kv_dtype_name(c->t), attngen_last_error());
+    abort();
   }
 }
 

@@ -35,11 +35,11 @@ return {
   tanh = function(x) return "attngen_tanh_scalar(" .. x .. ")" end,
   mask_keys = function(v, j, lim) return "((float)(" .. j .. ") < " .. lim .. " ? " .. v .. " : -INFINITY)" end,
   select_zero_if_neginf = function(v) return "(" .. v .. " == -INFINITY ? 0.0f : " .. v .. ")" end,
-  -- the cache's storage types (gen/kvtype.lua): the portable conversions of runtime/attngen_convert.h
-  kv_load = {
+  -- the cache's storage types (gen/kvtype.lua): an encoding's portable conversion, attngen_<field>_bits_to_float
+  -- (runtime/attngen_convert.h), so a new encoding needs no word here
+  kv_load = setmetatable({
     f32 = function(p) return "(*(" .. p .. "))" end,
-    f16 = function(p) return "attngen_f16_bits_to_float(*(" .. p .. "))" end,
-    bf16 = function(p) return "attngen_bf16_bits_to_float(*(" .. p .. "))" end,
-    i8 = function(p) return "((float)*(" .. p .. "))" end,
-  },
+  }, { __index = function(_, field)
+    return function(p) return "attngen_" .. field .. "_bits_to_float(*(" .. p .. "))" end
+  end }),
 }

@@ -14697,10 +14697,10 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_s64_int8__scalar(const float
     int c = 0;
     for (; c + 1 <= 128; c += 1)
       { const float qv0 = (*(q0 + c)); const float qv1 = (*(q1 + c)); const float qv2 = (*(q2 + c)); const float qv3 = (*(q3 + c));
-        { const float kv = ((float)*(k0 + c)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
-        { const float kv = ((float)*(k1 + c)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
-        { const float kv = ((float)*(k2 + c)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
-        { const float kv = ((float)*(k3 + c)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; } }
+        { const float kv = attngen_i8_bits_to_float(*(k0 + c)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+        { const float kv = attngen_i8_bits_to_float(*(k1 + c)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+        { const float kv = attngen_i8_bits_to_float(*(k2 + c)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+        { const float kv = attngen_i8_bits_to_float(*(k3 + c)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; } }
     (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
     (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
     (s + 128)[0] = acc2_0; (s + 128)[1] = acc2_1; (s + 128)[2] = acc2_2; (s + 128)[3] = acc2_3;
@@ -14710,22 +14710,22 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_s64_int8__scalar(const float
     s[128] *= ks0[0]; s[129] *= ks1[0]; s[130] *= ks2[0]; s[131] *= ks3[0];
     s[192] *= ks0[0]; s[193] *= ks1[0]; s[194] *= ks2[0]; s[195] *= ks3[0];
     for (; c < 128; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[0];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[0];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[0];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[0];
-      s[64] += q1[c] * (float)(k0[c]) * ks0[0];
-      s[65] += q1[c] * (float)(k1[c]) * ks1[0];
-      s[66] += q1[c] * (float)(k2[c]) * ks2[0];
-      s[67] += q1[c] * (float)(k3[c]) * ks3[0];
-      s[128] += q2[c] * (float)(k0[c]) * ks0[0];
-      s[129] += q2[c] * (float)(k1[c]) * ks1[0];
-      s[130] += q2[c] * (float)(k2[c]) * ks2[0];
-      s[131] += q2[c] * (float)(k3[c]) * ks3[0];
-      s[192] += q3[c] * (float)(k0[c]) * ks0[0];
-      s[193] += q3[c] * (float)(k1[c]) * ks1[0];
-      s[194] += q3[c] * (float)(k2[c]) * ks2[0];
-      s[195] += q3[c] * (float)(k3[c]) * ks3[0];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[0];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[0];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[0];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[0];
+      s[64] += q1[c] * attngen_i8_bits_to_float(k0[c]) * ks0[0];
+      s[65] += q1[c] * attngen_i8_bits_to_float(k1[c]) * ks1[0];
+      s[66] += q1[c] * attngen_i8_bits_to_float(k2[c]) * ks2[0];
+      s[67] += q1[c] * attngen_i8_bits_to_float(k3[c]) * ks3[0];
+      s[128] += q2[c] * attngen_i8_bits_to_float(k0[c]) * ks0[0];
+      s[129] += q2[c] * attngen_i8_bits_to_float(k1[c]) * ks1[0];
+      s[130] += q2[c] * attngen_i8_bits_to_float(k2[c]) * ks2[0];
+      s[131] += q2[c] * attngen_i8_bits_to_float(k3[c]) * ks3[0];
+      s[192] += q3[c] * attngen_i8_bits_to_float(k0[c]) * ks0[0];
+      s[193] += q3[c] * attngen_i8_bits_to_float(k1[c]) * ks1[0];
+      s[194] += q3[c] * attngen_i8_bits_to_float(k2[c]) * ks2[0];
+      s[195] += q3[c] * attngen_i8_bits_to_float(k3[c]) * ks3[0];
     }
   }
 }
@@ -14752,10 +14752,10 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_s64_rowwise_int8__scalar(con
     float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f;
     float acc2_0 = 0.0f, acc2_1 = 0.0f, acc2_2 = 0.0f, acc2_3 = 0.0f;
     float acc3_0 = 0.0f, acc3_1 = 0.0f, acc3_2 = 0.0f, acc3_3 = 0.0f;
-    for (int c = 0; c + 1 <= 128; c += 1) { const float kv = ((float)*(k0 + c)); acc0_0 = acc0_0 + (*(q0 + c)) * kv; acc1_0 = acc1_0 + (*(q1 + c)) * kv; acc2_0 = acc2_0 + (*(q2 + c)) * kv; acc3_0 = acc3_0 + (*(q3 + c)) * kv; }
-    for (int c = 0; c + 1 <= 128; c += 1) { const float kv = ((float)*(k1 + c)); acc0_1 = acc0_1 + (*(q0 + c)) * kv; acc1_1 = acc1_1 + (*(q1 + c)) * kv; acc2_1 = acc2_1 + (*(q2 + c)) * kv; acc3_1 = acc3_1 + (*(q3 + c)) * kv; }
-    for (int c = 0; c + 1 <= 128; c += 1) { const float kv = ((float)*(k2 + c)); acc0_2 = acc0_2 + (*(q0 + c)) * kv; acc1_2 = acc1_2 + (*(q1 + c)) * kv; acc2_2 = acc2_2 + (*(q2 + c)) * kv; acc3_2 = acc3_2 + (*(q3 + c)) * kv; }
-    for (int c = 0; c + 1 <= 128; c += 1) { const float kv = ((float)*(k3 + c)); acc0_3 = acc0_3 + (*(q0 + c)) * kv; acc1_3 = acc1_3 + (*(q1 + c)) * kv; acc2_3 = acc2_3 + (*(q2 + c)) * kv; acc3_3 = acc3_3 + (*(q3 + c)) * kv; }
+    for (int c = 0; c + 1 <= 128; c += 1) { const float kv = attngen_i8_bits_to_float(*(k0 + c)); acc0_0 = acc0_0 + (*(q0 + c)) * kv; acc1_0 = acc1_0 + (*(q1 + c)) * kv; acc2_0 = acc2_0 + (*(q2 + c)) * kv; acc3_0 = acc3_0 + (*(q3 + c)) * kv; }
+    for (int c = 0; c + 1 <= 128; c += 1) { const float kv = attngen_i8_bits_to_float(*(k1 + c)); acc0_1 = acc0_1 + (*(q0 + c)) * kv; acc1_1 = acc1_1 + (*(q1 + c)) * kv; acc2_1 = acc2_1 + (*(q2 + c)) * kv; acc3_1 = acc3_1 + (*(q3 + c)) * kv; }
+    for (int c = 0; c + 1 <= 128; c += 1) { const float kv = attngen_i8_bits_to_float(*(k2 + c)); acc0_2 = acc0_2 + (*(q0 + c)) * kv; acc1_2 = acc1_2 + (*(q1 + c)) * kv; acc2_2 = acc2_2 + (*(q2 + c)) * kv; acc3_2 = acc3_2 + (*(q3 + c)) * kv; }
+    for (int c = 0; c + 1 <= 128; c += 1) { const float kv = attngen_i8_bits_to_float(*(k3 + c)); acc0_3 = acc0_3 + (*(q0 + c)) * kv; acc1_3 = acc1_3 + (*(q1 + c)) * kv; acc2_3 = acc2_3 + (*(q2 + c)) * kv; acc3_3 = acc3_3 + (*(q3 + c)) * kv; }
     (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
     (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
     (s + 128)[0] = acc2_0; (s + 128)[1] = acc2_1; (s + 128)[2] = acc2_2; (s + 128)[3] = acc2_3;
@@ -14765,22 +14765,22 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_s64_rowwise_int8__scalar(con
     s[128] *= ks0[0]; s[129] *= ks1[0]; s[130] *= ks2[0]; s[131] *= ks3[0];
     s[192] *= ks0[0]; s[193] *= ks1[0]; s[194] *= ks2[0]; s[195] *= ks3[0];
     for (int c = 128 / 1 * 1; c < 128; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[0];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[0];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[0];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[0];
-      s[64] += q1[c] * (float)(k0[c]) * ks0[0];
-      s[65] += q1[c] * (float)(k1[c]) * ks1[0];
-      s[66] += q1[c] * (float)(k2[c]) * ks2[0];
-      s[67] += q1[c] * (float)(k3[c]) * ks3[0];
-      s[128] += q2[c] * (float)(k0[c]) * ks0[0];
-      s[129] += q2[c] * (float)(k1[c]) * ks1[0];
-      s[130] += q2[c] * (float)(k2[c]) * ks2[0];
-      s[131] += q2[c] * (float)(k3[c]) * ks3[0];
-      s[192] += q3[c] * (float)(k0[c]) * ks0[0];
-      s[193] += q3[c] * (float)(k1[c]) * ks1[0];
-      s[194] += q3[c] * (float)(k2[c]) * ks2[0];
-      s[195] += q3[c] * (float)(k3[c]) * ks3[0];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[0];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[0];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[0];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[0];
+      s[64] += q1[c] * attngen_i8_bits_to_float(k0[c]) * ks0[0];
+      s[65] += q1[c] * attngen_i8_bits_to_float(k1[c]) * ks1[0];
+      s[66] += q1[c] * attngen_i8_bits_to_float(k2[c]) * ks2[0];
+      s[67] += q1[c] * attngen_i8_bits_to_float(k3[c]) * ks3[0];
+      s[128] += q2[c] * attngen_i8_bits_to_float(k0[c]) * ks0[0];
+      s[129] += q2[c] * attngen_i8_bits_to_float(k1[c]) * ks1[0];
+      s[130] += q2[c] * attngen_i8_bits_to_float(k2[c]) * ks2[0];
+      s[131] += q2[c] * attngen_i8_bits_to_float(k3[c]) * ks3[0];
+      s[192] += q3[c] * attngen_i8_bits_to_float(k0[c]) * ks0[0];
+      s[193] += q3[c] * attngen_i8_bits_to_float(k1[c]) * ks1[0];
+      s[194] += q3[c] * attngen_i8_bits_to_float(k2[c]) * ks2[0];
+      s[195] += q3[c] * attngen_i8_bits_to_float(k3[c]) * ks3[0];
     }
   }
 }
@@ -14816,7 +14816,7 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x4_p64_int8__scalar(float *restric
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
-      const float v0 = ((float)*(vj + c0)), v1 = ((float)*(vj + c0 + 1)), v2 = ((float)*(vj + c0 + 2)), v3 = ((float)*(vj + c0 + 3));
+      const float v0 = attngen_i8_bits_to_float(*(vj + c0)), v1 = attngen_i8_bits_to_float(*(vj + c0 + 1)), v2 = attngen_i8_bits_to_float(*(vj + c0 + 2)), v3 = attngen_i8_bits_to_float(*(vj + c0 + 3));
       { const float p = (*(pj)); o0_0 = o0_0 + p * v0; o0_1 = o0_1 + p * v1; o0_2 = o0_2 + p * v2; o0_3 = o0_3 + p * v3; }
       { const float p = (*(pj + 64)); o1_0 = o1_0 + p * v0; o1_1 = o1_1 + p * v1; o1_2 = o1_2 + p * v2; o1_3 = o1_3 + p * v3; }
       { const float p = (*(pj + 128)); o2_0 = o2_0 + p * v0; o2_1 = o2_1 + p * v1; o2_2 = o2_2 + p * v2; o2_3 = o2_3 + p * v3; }
@@ -14842,7 +14842,7 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x4_p64_int8__scalar(float *restric
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
-      const float v0 = ((float)*(vj + c0));
+      const float v0 = attngen_i8_bits_to_float(*(vj + c0));
       { const float p = (*(pj)); o0_0 = o0_0 + p * v0; }
       { const float p = (*(pj + 64)); o1_0 = o1_0 + p * v0; }
       { const float p = (*(pj + 128)); o2_0 = o2_0 + p * v0; }
@@ -14856,7 +14856,7 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x4_p64_int8__scalar(float *restric
   for (int r = 0; r < 4; ++r)
     for (int c = c0; c < 128; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * (float)(v[j * vs + c]);
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * attngen_i8_bits_to_float(v[j * vs + c]);
       o[r * os + c] = acc;
     }
 }

@@ -1145,14 +1145,14 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_2x4_s128_i
     s[0] *= ks0[0]; s[1] *= ks1[0]; s[2] *= ks2[0]; s[3] *= ks3[0];
     s[128] *= ks0[0]; s[129] *= ks1[0]; s[130] *= ks2[0]; s[131] *= ks3[0];
     for (; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[0];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[0];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[0];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[0];
-      s[128] += q1[c] * (float)(k0[c]) * ks0[0];
-      s[129] += q1[c] * (float)(k1[c]) * ks1[0];
-      s[130] += q1[c] * (float)(k2[c]) * ks2[0];
-      s[131] += q1[c] * (float)(k3[c]) * ks3[0];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[0];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[0];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[0];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[0];
+      s[128] += q1[c] * attngen_i8_bits_to_float(k0[c]) * ks0[0];
+      s[129] += q1[c] * attngen_i8_bits_to_float(k1[c]) * ks1[0];
+      s[130] += q1[c] * attngen_i8_bits_to_float(k2[c]) * ks2[0];
+      s[131] += q1[c] * attngen_i8_bits_to_float(k3[c]) * ks3[0];
     }
   }
 }
@@ -1186,10 +1186,10 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_1of2x4_s12
     attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
     s[0] *= ks0[0]; s[1] *= ks1[0]; s[2] *= ks2[0]; s[3] *= ks3[0];
     for (; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[0];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[0];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[0];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[0];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[0];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[0];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[0];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[0];
     }
   }
 }
@@ -1221,14 +1221,14 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_2x4_s128_r
     s[0] *= ks0[0]; s[1] *= ks1[0]; s[2] *= ks2[0]; s[3] *= ks3[0];
     s[128] *= ks0[0]; s[129] *= ks1[0]; s[130] *= ks2[0]; s[131] *= ks3[0];
     for (int c = d / 16 * 16; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[0];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[0];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[0];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[0];
-      s[128] += q1[c] * (float)(k0[c]) * ks0[0];
-      s[129] += q1[c] * (float)(k1[c]) * ks1[0];
-      s[130] += q1[c] * (float)(k2[c]) * ks2[0];
-      s[131] += q1[c] * (float)(k3[c]) * ks3[0];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[0];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[0];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[0];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[0];
+      s[128] += q1[c] * attngen_i8_bits_to_float(k0[c]) * ks0[0];
+      s[129] += q1[c] * attngen_i8_bits_to_float(k1[c]) * ks1[0];
+      s[130] += q1[c] * attngen_i8_bits_to_float(k2[c]) * ks2[0];
+      s[131] += q1[c] * attngen_i8_bits_to_float(k3[c]) * ks3[0];
     }
   }
 }
@@ -1259,10 +1259,10 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_1of2x4_s12
     attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
     s[0] *= ks0[0]; s[1] *= ks1[0]; s[2] *= ks2[0]; s[3] *= ks3[0];
     for (int c = d / 16 * 16; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[0];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[0];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[0];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[0];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[0];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[0];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[0];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[0];
     }
   }
 }
@@ -1324,7 +1324,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_2x64_p128_int
   for (int r = 0; r < 2; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * (float)(v[j * vs + c]);
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * attngen_i8_bits_to_float(v[j * vs + c]);
       o[r * os + c] = acc;
     }
 }
@@ -1377,7 +1377,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_1of2x64_p128_
   for (int r = 0; r < 1; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * (float)(v[j * vs + c]);
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * attngen_i8_bits_to_float(v[j * vs + c]);
       o[r * os + c] = acc;
     }
 }
@@ -1410,14 +1410,14 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_2x4_s128_i
     attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
     attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
     for (; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 64];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 64];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 64];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 64];
-      s[128] += q1[c] * (float)(k0[c]) * ks0[(c) / 64];
-      s[129] += q1[c] * (float)(k1[c]) * ks1[(c) / 64];
-      s[130] += q1[c] * (float)(k2[c]) * ks2[(c) / 64];
-      s[131] += q1[c] * (float)(k3[c]) * ks3[(c) / 64];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 64];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 64];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 64];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 64];
+      s[128] += q1[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 64];
+      s[129] += q1[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 64];
+      s[130] += q1[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 64];
+      s[131] += q1[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 64];
     }
   }
 }
@@ -1450,10 +1450,10 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_1of2x4_s12
     attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
     attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
     for (; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 64];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 64];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 64];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 64];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 64];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 64];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 64];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 64];
     }
   }
 }
@@ -1483,14 +1483,14 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_2x4_s128_r
     attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
     attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
     for (int c = d / 16 * 16; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 64];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 64];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 64];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 64];
-      s[128] += q1[c] * (float)(k0[c]) * ks0[(c) / 64];
-      s[129] += q1[c] * (float)(k1[c]) * ks1[(c) / 64];
-      s[130] += q1[c] * (float)(k2[c]) * ks2[(c) / 64];
-      s[131] += q1[c] * (float)(k3[c]) * ks3[(c) / 64];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 64];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 64];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 64];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 64];
+      s[128] += q1[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 64];
+      s[129] += q1[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 64];
+      s[130] += q1[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 64];
+      s[131] += q1[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 64];
     }
   }
 }
@@ -1520,10 +1520,10 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_1of2x4_s12
     attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
     attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
     for (int c = d / 16 * 16; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 64];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 64];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 64];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 64];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 64];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 64];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 64];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 64];
     }
   }
 }
@@ -1581,7 +1581,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_2x64_p128_int
   for (int r = 0; r < 2; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * (float)(v[j * vs + c]) * (vsc + j * vss)[(c) / 64];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * attngen_i8_bits_to_float(v[j * vs + c]) * (vsc + j * vss)[(c) / 64];
       o[r * os + c] = acc;
     }
 }
@@ -1630,7 +1630,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_1of2x64_p128_
   for (int r = 0; r < 1; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * (float)(v[j * vs + c]) * (vsc + j * vss)[(c) / 64];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * attngen_i8_bits_to_float(v[j * vs + c]) * (vsc + j * vss)[(c) / 64];
       o[r * os + c] = acc;
     }
 }
@@ -1663,14 +1663,14 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_2x4_s128_i
     attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
     attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
     for (; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 32];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 32];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 32];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 32];
-      s[128] += q1[c] * (float)(k0[c]) * ks0[(c) / 32];
-      s[129] += q1[c] * (float)(k1[c]) * ks1[(c) / 32];
-      s[130] += q1[c] * (float)(k2[c]) * ks2[(c) / 32];
-      s[131] += q1[c] * (float)(k3[c]) * ks3[(c) / 32];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 32];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 32];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 32];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 32];
+      s[128] += q1[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 32];
+      s[129] += q1[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 32];
+      s[130] += q1[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 32];
+      s[131] += q1[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 32];
     }
   }
 }
@@ -1703,10 +1703,10 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_1of2x4_s12
     attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
     attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
     for (; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 32];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 32];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 32];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 32];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 32];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 32];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 32];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 32];
     }
   }
 }
@@ -1736,14 +1736,14 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_2x4_s128_r
     attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
     attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
     for (int c = d / 16 * 16; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 32];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 32];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 32];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 32];
-      s[128] += q1[c] * (float)(k0[c]) * ks0[(c) / 32];
-      s[129] += q1[c] * (float)(k1[c]) * ks1[(c) / 32];
-      s[130] += q1[c] * (float)(k2[c]) * ks2[(c) / 32];
-      s[131] += q1[c] * (float)(k3[c]) * ks3[(c) / 32];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 32];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 32];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 32];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 32];
+      s[128] += q1[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 32];
+      s[129] += q1[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 32];
+      s[130] += q1[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 32];
+      s[131] += q1[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 32];
     }
   }
 }
@@ -1773,10 +1773,10 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_1of2x4_s12
     attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
     attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
     for (int c = d / 16 * 16; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 32];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 32];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 32];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 32];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 32];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 32];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 32];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 32];
     }
   }
 }
@@ -1834,7 +1834,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_2x64_p128_int
   for (int r = 0; r < 2; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * (float)(v[j * vs + c]) * (vsc + j * vss)[(c) / 32];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * attngen_i8_bits_to_float(v[j * vs + c]) * (vsc + j * vss)[(c) / 32];
       o[r * os + c] = acc;
     }
 }
@@ -1883,7 +1883,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_1of2x64_p128_
   for (int r = 0; r < 1; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * (float)(v[j * vs + c]) * (vsc + j * vss)[(c) / 32];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * attngen_i8_bits_to_float(v[j * vs + c]) * (vsc + j * vss)[(c) / 32];
       o[r * os + c] = acc;
     }
 }
@@ -5253,14 +5253,14 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_2x4_s128_int
     s[0] *= ks0[0]; s[1] *= ks1[0]; s[2] *= ks2[0]; s[3] *= ks3[0];
     s[128] *= ks0[0]; s[129] *= ks1[0]; s[130] *= ks2[0]; s[131] *= ks3[0];
     for (; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[0];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[0];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[0];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[0];
-      s[128] += q1[c] * (float)(k0[c]) * ks0[0];
-      s[129] += q1[c] * (float)(k1[c]) * ks1[0];
-      s[130] += q1[c] * (float)(k2[c]) * ks2[0];
-      s[131] += q1[c] * (float)(k3[c]) * ks3[0];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[0];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[0];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[0];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[0];
+      s[128] += q1[c] * attngen_i8_bits_to_float(k0[c]) * ks0[0];
+      s[129] += q1[c] * attngen_i8_bits_to_float(k1[c]) * ks1[0];
+      s[130] += q1[c] * attngen_i8_bits_to_float(k2[c]) * ks2[0];
+      s[131] += q1[c] * attngen_i8_bits_to_float(k3[c]) * ks3[0];
     }
   }
 }
@@ -5294,10 +5294,10 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_1of2x4_s128_
     attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
     s[0] *= ks0[0]; s[1] *= ks1[0]; s[2] *= ks2[0]; s[3] *= ks3[0];
     for (; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[0];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[0];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[0];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[0];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[0];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[0];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[0];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[0];
     }
   }
 }
@@ -5329,14 +5329,14 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_2x4_s128_row
     s[0] *= ks0[0]; s[1] *= ks1[0]; s[2] *= ks2[0]; s[3] *= ks3[0];
     s[128] *= ks0[0]; s[129] *= ks1[0]; s[130] *= ks2[0]; s[131] *= ks3[0];
     for (int c = d / 8 * 8; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[0];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[0];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[0];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[0];
-      s[128] += q1[c] * (float)(k0[c]) * ks0[0];
-      s[129] += q1[c] * (float)(k1[c]) * ks1[0];
-      s[130] += q1[c] * (float)(k2[c]) * ks2[0];
-      s[131] += q1[c] * (float)(k3[c]) * ks3[0];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[0];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[0];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[0];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[0];
+      s[128] += q1[c] * attngen_i8_bits_to_float(k0[c]) * ks0[0];
+      s[129] += q1[c] * attngen_i8_bits_to_float(k1[c]) * ks1[0];
+      s[130] += q1[c] * attngen_i8_bits_to_float(k2[c]) * ks2[0];
+      s[131] += q1[c] * attngen_i8_bits_to_float(k3[c]) * ks3[0];
     }
   }
 }
@@ -5367,10 +5367,10 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_1of2x4_s128_
     attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
     s[0] *= ks0[0]; s[1] *= ks1[0]; s[2] *= ks2[0]; s[3] *= ks3[0];
     for (int c = d / 8 * 8; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[0];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[0];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[0];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[0];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[0];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[0];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[0];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[0];
     }
   }
 }
@@ -5432,7 +5432,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_2x32_p128_int8_
   for (int r = 0; r < 2; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * (float)(v[j * vs + c]);
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * attngen_i8_bits_to_float(v[j * vs + c]);
       o[r * os + c] = acc;
     }
 }
@@ -5485,7 +5485,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_1of2x32_p128_in
   for (int r = 0; r < 1; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * (float)(v[j * vs + c]);
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * attngen_i8_bits_to_float(v[j * vs + c]);
       o[r * os + c] = acc;
     }
 }
@@ -5518,14 +5518,14 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_2x4_s128_int
     attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
     attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
     for (; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 64];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 64];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 64];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 64];
-      s[128] += q1[c] * (float)(k0[c]) * ks0[(c) / 64];
-      s[129] += q1[c] * (float)(k1[c]) * ks1[(c) / 64];
-      s[130] += q1[c] * (float)(k2[c]) * ks2[(c) / 64];
-      s[131] += q1[c] * (float)(k3[c]) * ks3[(c) / 64];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 64];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 64];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 64];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 64];
+      s[128] += q1[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 64];
+      s[129] += q1[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 64];
+      s[130] += q1[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 64];
+      s[131] += q1[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 64];
     }
   }
 }
@@ -5558,10 +5558,10 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_1of2x4_s128_
     attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
     attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
     for (; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 64];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 64];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 64];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 64];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 64];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 64];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 64];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 64];
     }
   }
 }
@@ -5591,14 +5591,14 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_2x4_s128_row
     attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
     attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
     for (int c = d / 8 * 8; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 64];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 64];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 64];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 64];
-      s[128] += q1[c] * (float)(k0[c]) * ks0[(c) / 64];
-      s[129] += q1[c] * (float)(k1[c]) * ks1[(c) / 64];
-      s[130] += q1[c] * (float)(k2[c]) * ks2[(c) / 64];
-      s[131] += q1[c] * (float)(k3[c]) * ks3[(c) / 64];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 64];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 64];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 64];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 64];
+      s[128] += q1[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 64];
+      s[129] += q1[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 64];
+      s[130] += q1[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 64];
+      s[131] += q1[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 64];
     }
   }
 }
@@ -5628,10 +5628,10 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_1of2x4_s128_
     attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
     attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
     for (int c = d / 8 * 8; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 64];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 64];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 64];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 64];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 64];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 64];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 64];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 64];
     }
   }
 }
@@ -5689,7 +5689,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_2x32_p128_int8_
   for (int r = 0; r < 2; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * (float)(v[j * vs + c]) * (vsc + j * vss)[(c) / 64];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * attngen_i8_bits_to_float(v[j * vs + c]) * (vsc + j * vss)[(c) / 64];
       o[r * os + c] = acc;
     }
 }
@@ -5738,7 +5738,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_1of2x32_p128_in
   for (int r = 0; r < 1; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * (float)(v[j * vs + c]) * (vsc + j * vss)[(c) / 64];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * attngen_i8_bits_to_float(v[j * vs + c]) * (vsc + j * vss)[(c) / 64];
       o[r * os + c] = acc;
     }
 }
@@ -5771,14 +5771,14 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_2x4_s128_int
     attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
     attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
     for (; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 32];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 32];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 32];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 32];
-      s[128] += q1[c] * (float)(k0[c]) * ks0[(c) / 32];
-      s[129] += q1[c] * (float)(k1[c]) * ks1[(c) / 32];
-      s[130] += q1[c] * (float)(k2[c]) * ks2[(c) / 32];
-      s[131] += q1[c] * (float)(k3[c]) * ks3[(c) / 32];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 32];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 32];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 32];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 32];
+      s[128] += q1[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 32];
+      s[129] += q1[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 32];
+      s[130] += q1[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 32];
+      s[131] += q1[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 32];
     }
   }
 }
@@ -5811,10 +5811,10 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_1of2x4_s128_
     attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
     attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
     for (; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 32];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 32];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 32];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 32];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 32];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 32];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 32];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 32];
     }
   }
 }
@@ -5844,14 +5844,14 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_2x4_s128_row
     attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
     attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
     for (int c = d / 8 * 8; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 32];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 32];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 32];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 32];
-      s[128] += q1[c] * (float)(k0[c]) * ks0[(c) / 32];
-      s[129] += q1[c] * (float)(k1[c]) * ks1[(c) / 32];
-      s[130] += q1[c] * (float)(k2[c]) * ks2[(c) / 32];
-      s[131] += q1[c] * (float)(k3[c]) * ks3[(c) / 32];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 32];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 32];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 32];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 32];
+      s[128] += q1[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 32];
+      s[129] += q1[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 32];
+      s[130] += q1[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 32];
+      s[131] += q1[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 32];
     }
   }
 }
@@ -5881,10 +5881,10 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_1of2x4_s128_
     attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
     attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
     for (int c = d / 8 * 8; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 32];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 32];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 32];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 32];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 32];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 32];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 32];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 32];
     }
   }
 }
@@ -5942,7 +5942,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_2x32_p128_int8_
   for (int r = 0; r < 2; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * (float)(v[j * vs + c]) * (vsc + j * vss)[(c) / 32];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * attngen_i8_bits_to_float(v[j * vs + c]) * (vsc + j * vss)[(c) / 32];
       o[r * os + c] = acc;
     }
 }
@@ -5991,7 +5991,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_1of2x32_p128_in
   for (int r = 0; r < 1; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * (float)(v[j * vs + c]) * (vsc + j * vss)[(c) / 32];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * attngen_i8_bits_to_float(v[j * vs + c]) * (vsc + j * vss)[(c) / 32];
       o[r * os + c] = acc;
     }
 }
@@ -9363,14 +9363,14 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_int8__neon(const float *
     s[0] *= ks0[0]; s[1] *= ks1[0]; s[2] *= ks2[0]; s[3] *= ks3[0];
     s[64] *= ks0[0]; s[65] *= ks1[0]; s[66] *= ks2[0]; s[67] *= ks3[0];
     for (; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[0];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[0];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[0];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[0];
-      s[64] += q1[c] * (float)(k0[c]) * ks0[0];
-      s[65] += q1[c] * (float)(k1[c]) * ks1[0];
-      s[66] += q1[c] * (float)(k2[c]) * ks2[0];
-      s[67] += q1[c] * (float)(k3[c]) * ks3[0];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[0];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[0];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[0];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[0];
+      s[64] += q1[c] * attngen_i8_bits_to_float(k0[c]) * ks0[0];
+      s[65] += q1[c] * attngen_i8_bits_to_float(k1[c]) * ks1[0];
+      s[66] += q1[c] * attngen_i8_bits_to_float(k2[c]) * ks2[0];
+      s[67] += q1[c] * attngen_i8_bits_to_float(k3[c]) * ks3[0];
     }
   }
 }
@@ -9404,10 +9404,10 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_int8__neon(const floa
     vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
     s[0] *= ks0[0]; s[1] *= ks1[0]; s[2] *= ks2[0]; s[3] *= ks3[0];
     for (; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[0];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[0];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[0];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[0];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[0];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[0];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[0];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[0];
     }
   }
 }
@@ -9439,14 +9439,14 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_rowwise_int8__neon(const
     s[0] *= ks0[0]; s[1] *= ks1[0]; s[2] *= ks2[0]; s[3] *= ks3[0];
     s[64] *= ks0[0]; s[65] *= ks1[0]; s[66] *= ks2[0]; s[67] *= ks3[0];
     for (int c = d / 4 * 4; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[0];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[0];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[0];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[0];
-      s[64] += q1[c] * (float)(k0[c]) * ks0[0];
-      s[65] += q1[c] * (float)(k1[c]) * ks1[0];
-      s[66] += q1[c] * (float)(k2[c]) * ks2[0];
-      s[67] += q1[c] * (float)(k3[c]) * ks3[0];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[0];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[0];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[0];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[0];
+      s[64] += q1[c] * attngen_i8_bits_to_float(k0[c]) * ks0[0];
+      s[65] += q1[c] * attngen_i8_bits_to_float(k1[c]) * ks1[0];
+      s[66] += q1[c] * attngen_i8_bits_to_float(k2[c]) * ks2[0];
+      s[67] += q1[c] * attngen_i8_bits_to_float(k3[c]) * ks3[0];
     }
   }
 }
@@ -9477,10 +9477,10 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_rowwise_int8__neon(co
     vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
     s[0] *= ks0[0]; s[1] *= ks1[0]; s[2] *= ks2[0]; s[3] *= ks3[0];
     for (int c = d / 4 * 4; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[0];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[0];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[0];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[0];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[0];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[0];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[0];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[0];
     }
   }
 }
@@ -9540,7 +9540,7 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x24_p64_int8__neon(float *restrict
   for (int r = 0; r < 2; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * (float)(v[j * vs + c]);
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * attngen_i8_bits_to_float(v[j * vs + c]);
       o[r * os + c] = acc;
     }
 }
@@ -9593,7 +9593,7 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x24_p64_int8__neon(float *restr
   for (int r = 0; r < 1; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * (float)(v[j * vs + c]);
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * attngen_i8_bits_to_float(v[j * vs + c]);
       o[r * os + c] = acc;
     }
 }
@@ -9626,14 +9626,14 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_int8_g64__neon(const flo
     vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
     vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
     for (; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 64];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 64];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 64];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 64];
-      s[64] += q1[c] * (float)(k0[c]) * ks0[(c) / 64];
-      s[65] += q1[c] * (float)(k1[c]) * ks1[(c) / 64];
-      s[66] += q1[c] * (float)(k2[c]) * ks2[(c) / 64];
-      s[67] += q1[c] * (float)(k3[c]) * ks3[(c) / 64];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 64];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 64];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 64];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 64];
+      s[64] += q1[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 64];
+      s[65] += q1[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 64];
+      s[66] += q1[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 64];
+      s[67] += q1[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 64];
     }
   }
 }
@@ -9666,10 +9666,10 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_int8_g64__neon(const 
     vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
     vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
     for (; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 64];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 64];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 64];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 64];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 64];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 64];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 64];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 64];
     }
   }
 }
@@ -9699,14 +9699,14 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_rowwise_int8_g64__neon(c
     vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
     vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
     for (int c = d / 4 * 4; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 64];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 64];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 64];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 64];
-      s[64] += q1[c] * (float)(k0[c]) * ks0[(c) / 64];
-      s[65] += q1[c] * (float)(k1[c]) * ks1[(c) / 64];
-      s[66] += q1[c] * (float)(k2[c]) * ks2[(c) / 64];
-      s[67] += q1[c] * (float)(k3[c]) * ks3[(c) / 64];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 64];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 64];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 64];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 64];
+      s[64] += q1[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 64];
+      s[65] += q1[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 64];
+      s[66] += q1[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 64];
+      s[67] += q1[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 64];
     }
   }
 }
@@ -9736,10 +9736,10 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_rowwise_int8_g64__neo
     vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
     vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
     for (int c = d / 4 * 4; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 64];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 64];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 64];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 64];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 64];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 64];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 64];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 64];
     }
   }
 }
@@ -9795,7 +9795,7 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x24_p64_int8_g64__neon(const float
   for (int r = 0; r < 2; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * (float)(v[j * vs + c]) * (vsc + j * vss)[(c) / 64];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * attngen_i8_bits_to_float(v[j * vs + c]) * (vsc + j * vss)[(c) / 64];
       o[r * os + c] = acc;
     }
 }
@@ -9844,7 +9844,7 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x24_p64_int8_g64__neon(const fl
   for (int r = 0; r < 1; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * (float)(v[j * vs + c]) * (vsc + j * vss)[(c) / 64];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * attngen_i8_bits_to_float(v[j * vs + c]) * (vsc + j * vss)[(c) / 64];
       o[r * os + c] = acc;
     }
 }
@@ -9877,14 +9877,14 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_int8_g32__neon(const flo
     vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
     vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
     for (; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 32];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 32];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 32];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 32];
-      s[64] += q1[c] * (float)(k0[c]) * ks0[(c) / 32];
-      s[65] += q1[c] * (float)(k1[c]) * ks1[(c) / 32];
-      s[66] += q1[c] * (float)(k2[c]) * ks2[(c) / 32];
-      s[67] += q1[c] * (float)(k3[c]) * ks3[(c) / 32];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 32];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 32];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 32];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 32];
+      s[64] += q1[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 32];
+      s[65] += q1[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 32];
+      s[66] += q1[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 32];
+      s[67] += q1[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 32];
     }
   }
 }
@@ -9917,10 +9917,10 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_int8_g32__neon(const 
     vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
     vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
     for (; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 32];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 32];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 32];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 32];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 32];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 32];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 32];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 32];
     }
   }
 }
@@ -9950,14 +9950,14 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_rowwise_int8_g32__neon(c
     vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
     vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
     for (int c = d / 4 * 4; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 32];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 32];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 32];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 32];
-      s[64] += q1[c] * (float)(k0[c]) * ks0[(c) / 32];
-      s[65] += q1[c] * (float)(k1[c]) * ks1[(c) / 32];
-      s[66] += q1[c] * (float)(k2[c]) * ks2[(c) / 32];
-      s[67] += q1[c] * (float)(k3[c]) * ks3[(c) / 32];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 32];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 32];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 32];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 32];
+      s[64] += q1[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 32];
+      s[65] += q1[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 32];
+      s[66] += q1[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 32];
+      s[67] += q1[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 32];
     }
   }
 }
@@ -9987,10 +9987,10 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_rowwise_int8_g32__neo
     vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
     vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
     for (int c = d / 4 * 4; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 32];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 32];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 32];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 32];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 32];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 32];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 32];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 32];
     }
   }
 }
@@ -10046,7 +10046,7 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x24_p64_int8_g32__neon(const float
   for (int r = 0; r < 2; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * (float)(v[j * vs + c]) * (vsc + j * vss)[(c) / 32];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * attngen_i8_bits_to_float(v[j * vs + c]) * (vsc + j * vss)[(c) / 32];
       o[r * os + c] = acc;
     }
 }
@@ -10095,7 +10095,7 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x24_p64_int8_g32__neon(const fl
   for (int r = 0; r < 1; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * (float)(v[j * vs + c]) * (vsc + j * vss)[(c) / 32];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * attngen_i8_bits_to_float(v[j * vs + c]) * (vsc + j * vss)[(c) / 32];
       o[r * os + c] = acc;
     }
 }
@@ -13031,23 +13031,23 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_int8__scalar(const float
     int c = 0;
     for (; c + 1 <= d; c += 1)
       { const float qv0 = (*(q0 + c)); const float qv1 = (*(q1 + c));
-        { const float kv = ((float)*(k0 + c)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-        { const float kv = ((float)*(k1 + c)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-        { const float kv = ((float)*(k2 + c)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-        { const float kv = ((float)*(k3 + c)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; } }
+        { const float kv = attngen_i8_bits_to_float(*(k0 + c)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+        { const float kv = attngen_i8_bits_to_float(*(k1 + c)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+        { const float kv = attngen_i8_bits_to_float(*(k2 + c)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+        { const float kv = attngen_i8_bits_to_float(*(k3 + c)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; } }
     (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
     (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
     s[0] *= ks0[0]; s[1] *= ks1[0]; s[2] *= ks2[0]; s[3] *= ks3[0];
     s[64] *= ks0[0]; s[65] *= ks1[0]; s[66] *= ks2[0]; s[67] *= ks3[0];
     for (; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[0];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[0];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[0];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[0];
-      s[64] += q1[c] * (float)(k0[c]) * ks0[0];
-      s[65] += q1[c] * (float)(k1[c]) * ks1[0];
-      s[66] += q1[c] * (float)(k2[c]) * ks2[0];
-      s[67] += q1[c] * (float)(k3[c]) * ks3[0];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[0];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[0];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[0];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[0];
+      s[64] += q1[c] * attngen_i8_bits_to_float(k0[c]) * ks0[0];
+      s[65] += q1[c] * attngen_i8_bits_to_float(k1[c]) * ks1[0];
+      s[66] += q1[c] * attngen_i8_bits_to_float(k2[c]) * ks2[0];
+      s[67] += q1[c] * attngen_i8_bits_to_float(k3[c]) * ks3[0];
     }
   }
 }
@@ -13073,18 +13073,18 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_int8__scalar(const fl
     int c = 0;
     for (; c + 1 <= d; c += 1)
       { const float qv0 = (*(q0 + c));
-        { const float kv = ((float)*(k0 + c)); acc0_0 = acc0_0 + qv0 * kv; }
-        { const float kv = ((float)*(k1 + c)); acc0_1 = acc0_1 + qv0 * kv; }
-        { const float kv = ((float)*(k2 + c)); acc0_2 = acc0_2 + qv0 * kv; }
-        { const float kv = ((float)*(k3 + c)); acc0_3 = acc0_3 + qv0 * kv; } }
+        { const float kv = attngen_i8_bits_to_float(*(k0 + c)); acc0_0 = acc0_0 + qv0 * kv; }
+        { const float kv = attngen_i8_bits_to_float(*(k1 + c)); acc0_1 = acc0_1 + qv0 * kv; }
+        { const float kv = attngen_i8_bits_to_float(*(k2 + c)); acc0_2 = acc0_2 + qv0 * kv; }
+        { const float kv = attngen_i8_bits_to_float(*(k3 + c)); acc0_3 = acc0_3 + qv0 * kv; } }
     (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
     (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
     s[0] *= ks0[0]; s[1] *= ks1[0]; s[2] *= ks2[0]; s[3] *= ks3[0];
     for (; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[0];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[0];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[0];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[0];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[0];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[0];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[0];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[0];
     }
   }
 }
@@ -13107,23 +13107,23 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_rowwise_int8__scalar(con
     const float *restrict q1 = qp + dp;
     float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
     float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f;
-    for (int c = 0; c + 1 <= d; c += 1) { const float kv = ((float)*(k0 + c)); acc0_0 = acc0_0 + (*(q0 + c)) * kv; acc1_0 = acc1_0 + (*(q1 + c)) * kv; }
-    for (int c = 0; c + 1 <= d; c += 1) { const float kv = ((float)*(k1 + c)); acc0_1 = acc0_1 + (*(q0 + c)) * kv; acc1_1 = acc1_1 + (*(q1 + c)) * kv; }
-    for (int c = 0; c + 1 <= d; c += 1) { const float kv = ((float)*(k2 + c)); acc0_2 = acc0_2 + (*(q0 + c)) * kv; acc1_2 = acc1_2 + (*(q1 + c)) * kv; }
-    for (int c = 0; c + 1 <= d; c += 1) { const float kv = ((float)*(k3 + c)); acc0_3 = acc0_3 + (*(q0 + c)) * kv; acc1_3 = acc1_3 + (*(q1 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = attngen_i8_bits_to_float(*(k0 + c)); acc0_0 = acc0_0 + (*(q0 + c)) * kv; acc1_0 = acc1_0 + (*(q1 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = attngen_i8_bits_to_float(*(k1 + c)); acc0_1 = acc0_1 + (*(q0 + c)) * kv; acc1_1 = acc1_1 + (*(q1 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = attngen_i8_bits_to_float(*(k2 + c)); acc0_2 = acc0_2 + (*(q0 + c)) * kv; acc1_2 = acc1_2 + (*(q1 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = attngen_i8_bits_to_float(*(k3 + c)); acc0_3 = acc0_3 + (*(q0 + c)) * kv; acc1_3 = acc1_3 + (*(q1 + c)) * kv; }
     (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
     (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
     s[0] *= ks0[0]; s[1] *= ks1[0]; s[2] *= ks2[0]; s[3] *= ks3[0];
     s[64] *= ks0[0]; s[65] *= ks1[0]; s[66] *= ks2[0]; s[67] *= ks3[0];
     for (int c = d / 1 * 1; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[0];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[0];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[0];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[0];
-      s[64] += q1[c] * (float)(k0[c]) * ks0[0];
-      s[65] += q1[c] * (float)(k1[c]) * ks1[0];
-      s[66] += q1[c] * (float)(k2[c]) * ks2[0];
-      s[67] += q1[c] * (float)(k3[c]) * ks3[0];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[0];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[0];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[0];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[0];
+      s[64] += q1[c] * attngen_i8_bits_to_float(k0[c]) * ks0[0];
+      s[65] += q1[c] * attngen_i8_bits_to_float(k1[c]) * ks1[0];
+      s[66] += q1[c] * attngen_i8_bits_to_float(k2[c]) * ks2[0];
+      s[67] += q1[c] * attngen_i8_bits_to_float(k3[c]) * ks3[0];
     }
   }
 }
@@ -13146,18 +13146,18 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_rowwise_int8__scalar(
     const float *restrict q0 = qp + 0;
     float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
     const float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f; /* rows past the live ones: S = 0 */
-    for (int c = 0; c + 1 <= d; c += 1) { const float kv = ((float)*(k0 + c)); acc0_0 = acc0_0 + (*(q0 + c)) * kv; }
-    for (int c = 0; c + 1 <= d; c += 1) { const float kv = ((float)*(k1 + c)); acc0_1 = acc0_1 + (*(q0 + c)) * kv; }
-    for (int c = 0; c + 1 <= d; c += 1) { const float kv = ((float)*(k2 + c)); acc0_2 = acc0_2 + (*(q0 + c)) * kv; }
-    for (int c = 0; c + 1 <= d; c += 1) { const float kv = ((float)*(k3 + c)); acc0_3 = acc0_3 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = attngen_i8_bits_to_float(*(k0 + c)); acc0_0 = acc0_0 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = attngen_i8_bits_to_float(*(k1 + c)); acc0_1 = acc0_1 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = attngen_i8_bits_to_float(*(k2 + c)); acc0_2 = acc0_2 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = attngen_i8_bits_to_float(*(k3 + c)); acc0_3 = acc0_3 + (*(q0 + c)) * kv; }
     (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
     (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
     s[0] *= ks0[0]; s[1] *= ks1[0]; s[2] *= ks2[0]; s[3] *= ks3[0];
     for (int c = d / 1 * 1; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[0];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[0];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[0];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[0];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[0];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[0];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[0];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[0];
     }
   }
 }
@@ -13189,7 +13189,7 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x4_p64_int8__scalar(float *restric
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
-      const float v0 = ((float)*(vj + c0)), v1 = ((float)*(vj + c0 + 1)), v2 = ((float)*(vj + c0 + 2)), v3 = ((float)*(vj + c0 + 3));
+      const float v0 = attngen_i8_bits_to_float(*(vj + c0)), v1 = attngen_i8_bits_to_float(*(vj + c0 + 1)), v2 = attngen_i8_bits_to_float(*(vj + c0 + 2)), v3 = attngen_i8_bits_to_float(*(vj + c0 + 3));
       { const float p = (*(pj)); o0_0 = o0_0 + p * v0; o0_1 = o0_1 + p * v1; o0_2 = o0_2 + p * v2; o0_3 = o0_3 + p * v3; }
       { const float p = (*(pj + 64)); o1_0 = o1_0 + p * v0; o1_1 = o1_1 + p * v1; o1_2 = o1_2 + p * v2; o1_3 = o1_3 + p * v3; }
     }
@@ -13207,7 +13207,7 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x4_p64_int8__scalar(float *restric
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
-      const float v0 = ((float)*(vj + c0));
+      const float v0 = attngen_i8_bits_to_float(*(vj + c0));
       { const float p = (*(pj)); o0_0 = o0_0 + p * v0; }
       { const float p = (*(pj + 64)); o1_0 = o1_0 + p * v0; }
     }
@@ -13217,7 +13217,7 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x4_p64_int8__scalar(float *restric
   for (int r = 0; r < 2; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * (float)(v[j * vs + c]);
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * attngen_i8_bits_to_float(v[j * vs + c]);
       o[r * os + c] = acc;
     }
 }
@@ -13248,7 +13248,7 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x4_p64_int8__scalar(float *rest
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
-      const float v0 = ((float)*(vj + c0)), v1 = ((float)*(vj + c0 + 1)), v2 = ((float)*(vj + c0 + 2)), v3 = ((float)*(vj + c0 + 3));
+      const float v0 = attngen_i8_bits_to_float(*(vj + c0)), v1 = attngen_i8_bits_to_float(*(vj + c0 + 1)), v2 = attngen_i8_bits_to_float(*(vj + c0 + 2)), v3 = attngen_i8_bits_to_float(*(vj + c0 + 3));
       { const float p = (*(pj)); o0_0 = o0_0 + p * v0; o0_1 = o0_1 + p * v1; o0_2 = o0_2 + p * v2; o0_3 = o0_3 + p * v3; }
     }
     *(o + c0) = o0_0; *(o + c0 + 1) = o0_1; *(o + c0 + 2) = o0_2; *(o + c0 + 3) = o0_3;
@@ -13262,7 +13262,7 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x4_p64_int8__scalar(float *rest
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
-      const float v0 = ((float)*(vj + c0));
+      const float v0 = attngen_i8_bits_to_float(*(vj + c0));
       { const float p = (*(pj)); o0_0 = o0_0 + p * v0; }
     }
     *(o + c0) = o0_0;
@@ -13270,7 +13270,7 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x4_p64_int8__scalar(float *rest
   for (int r = 0; r < 1; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * (float)(v[j * vs + c]);
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * attngen_i8_bits_to_float(v[j * vs + c]);
       o[r * os + c] = acc;
     }
 }
@@ -13296,21 +13296,21 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_int8_g64__scalar(const f
     int c = 0;
     for (; c + 1 <= d; c += 1)
       { const float qv0 = (*(q0 + c)); const float qv1 = (*(q1 + c));
-        { const float kv = (((float)*(k0 + c)) * (ks0[(c) / 64])); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-        { const float kv = (((float)*(k1 + c)) * (ks1[(c) / 64])); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-        { const float kv = (((float)*(k2 + c)) * (ks2[(c) / 64])); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-        { const float kv = (((float)*(k3 + c)) * (ks3[(c) / 64])); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; } }
+        { const float kv = (attngen_i8_bits_to_float(*(k0 + c)) * (ks0[(c) / 64])); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+        { const float kv = (attngen_i8_bits_to_float(*(k1 + c)) * (ks1[(c) / 64])); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+        { const float kv = (attngen_i8_bits_to_float(*(k2 + c)) * (ks2[(c) / 64])); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+        { const float kv = (attngen_i8_bits_to_float(*(k3 + c)) * (ks3[(c) / 64])); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; } }
     (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
     (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
     for (; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 64];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 64];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 64];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 64];
-      s[64] += q1[c] * (float)(k0[c]) * ks0[(c) / 64];
-      s[65] += q1[c] * (float)(k1[c]) * ks1[(c) / 64];
-      s[66] += q1[c] * (float)(k2[c]) * ks2[(c) / 64];
-      s[67] += q1[c] * (float)(k3[c]) * ks3[(c) / 64];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 64];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 64];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 64];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 64];
+      s[64] += q1[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 64];
+      s[65] += q1[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 64];
+      s[66] += q1[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 64];
+      s[67] += q1[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 64];
     }
   }
 }
@@ -13336,17 +13336,17 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_int8_g64__scalar(cons
     int c = 0;
     for (; c + 1 <= d; c += 1)
       { const float qv0 = (*(q0 + c));
-        { const float kv = (((float)*(k0 + c)) * (ks0[(c) / 64])); acc0_0 = acc0_0 + qv0 * kv; }
-        { const float kv = (((float)*(k1 + c)) * (ks1[(c) / 64])); acc0_1 = acc0_1 + qv0 * kv; }
-        { const float kv = (((float)*(k2 + c)) * (ks2[(c) / 64])); acc0_2 = acc0_2 + qv0 * kv; }
-        { const float kv = (((float)*(k3 + c)) * (ks3[(c) / 64])); acc0_3 = acc0_3 + qv0 * kv; } }
+        { const float kv = (attngen_i8_bits_to_float(*(k0 + c)) * (ks0[(c) / 64])); acc0_0 = acc0_0 + qv0 * kv; }
+        { const float kv = (attngen_i8_bits_to_float(*(k1 + c)) * (ks1[(c) / 64])); acc0_1 = acc0_1 + qv0 * kv; }
+        { const float kv = (attngen_i8_bits_to_float(*(k2 + c)) * (ks2[(c) / 64])); acc0_2 = acc0_2 + qv0 * kv; }
+        { const float kv = (attngen_i8_bits_to_float(*(k3 + c)) * (ks3[(c) / 64])); acc0_3 = acc0_3 + qv0 * kv; } }
     (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
     (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
     for (; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 64];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 64];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 64];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 64];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 64];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 64];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 64];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 64];
     }
   }
 }
@@ -13369,21 +13369,21 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_rowwise_int8_g64__scalar
     const float *restrict q1 = qp + dp;
     float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
     float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f;
-    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k0 + c)) * (ks0[(c) / 64])); acc0_0 = acc0_0 + (*(q0 + c)) * kv; acc1_0 = acc1_0 + (*(q1 + c)) * kv; }
-    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k1 + c)) * (ks1[(c) / 64])); acc0_1 = acc0_1 + (*(q0 + c)) * kv; acc1_1 = acc1_1 + (*(q1 + c)) * kv; }
-    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k2 + c)) * (ks2[(c) / 64])); acc0_2 = acc0_2 + (*(q0 + c)) * kv; acc1_2 = acc1_2 + (*(q1 + c)) * kv; }
-    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k3 + c)) * (ks3[(c) / 64])); acc0_3 = acc0_3 + (*(q0 + c)) * kv; acc1_3 = acc1_3 + (*(q1 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (attngen_i8_bits_to_float(*(k0 + c)) * (ks0[(c) / 64])); acc0_0 = acc0_0 + (*(q0 + c)) * kv; acc1_0 = acc1_0 + (*(q1 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (attngen_i8_bits_to_float(*(k1 + c)) * (ks1[(c) / 64])); acc0_1 = acc0_1 + (*(q0 + c)) * kv; acc1_1 = acc1_1 + (*(q1 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (attngen_i8_bits_to_float(*(k2 + c)) * (ks2[(c) / 64])); acc0_2 = acc0_2 + (*(q0 + c)) * kv; acc1_2 = acc1_2 + (*(q1 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (attngen_i8_bits_to_float(*(k3 + c)) * (ks3[(c) / 64])); acc0_3 = acc0_3 + (*(q0 + c)) * kv; acc1_3 = acc1_3 + (*(q1 + c)) * kv; }
     (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
     (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
     for (int c = d / 1 * 1; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 64];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 64];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 64];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 64];
-      s[64] += q1[c] * (float)(k0[c]) * ks0[(c) / 64];
-      s[65] += q1[c] * (float)(k1[c]) * ks1[(c) / 64];
-      s[66] += q1[c] * (float)(k2[c]) * ks2[(c) / 64];
-      s[67] += q1[c] * (float)(k3[c]) * ks3[(c) / 64];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 64];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 64];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 64];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 64];
+      s[64] += q1[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 64];
+      s[65] += q1[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 64];
+      s[66] += q1[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 64];
+      s[67] += q1[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 64];
     }
   }
 }
@@ -13406,17 +13406,17 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_rowwise_int8_g64__sca
     const float *restrict q0 = qp + 0;
     float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
     const float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f; /* rows past the live ones: S = 0 */
-    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k0 + c)) * (ks0[(c) / 64])); acc0_0 = acc0_0 + (*(q0 + c)) * kv; }
-    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k1 + c)) * (ks1[(c) / 64])); acc0_1 = acc0_1 + (*(q0 + c)) * kv; }
-    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k2 + c)) * (ks2[(c) / 64])); acc0_2 = acc0_2 + (*(q0 + c)) * kv; }
-    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k3 + c)) * (ks3[(c) / 64])); acc0_3 = acc0_3 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (attngen_i8_bits_to_float(*(k0 + c)) * (ks0[(c) / 64])); acc0_0 = acc0_0 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (attngen_i8_bits_to_float(*(k1 + c)) * (ks1[(c) / 64])); acc0_1 = acc0_1 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (attngen_i8_bits_to_float(*(k2 + c)) * (ks2[(c) / 64])); acc0_2 = acc0_2 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (attngen_i8_bits_to_float(*(k3 + c)) * (ks3[(c) / 64])); acc0_3 = acc0_3 + (*(q0 + c)) * kv; }
     (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
     (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
     for (int c = d / 1 * 1; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 64];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 64];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 64];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 64];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 64];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 64];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 64];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 64];
     }
   }
 }
@@ -13443,7 +13443,7 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x4_p64_int8_g64__scalar(const floa
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
-      const float v0 = (((float)*(vj + c0)) * (vsj[(c0) / 64])), v1 = (((float)*(vj + c0 + 1)) * (vsj[(c0 + 1) / 64])), v2 = (((float)*(vj + c0 + 2)) * (vsj[(c0 + 2) / 64])), v3 = (((float)*(vj + c0 + 3)) * (vsj[(c0 + 3) / 64]));
+      const float v0 = (attngen_i8_bits_to_float(*(vj + c0)) * (vsj[(c0) / 64])), v1 = (attngen_i8_bits_to_float(*(vj + c0 + 1)) * (vsj[(c0 + 1) / 64])), v2 = (attngen_i8_bits_to_float(*(vj + c0 + 2)) * (vsj[(c0 + 2) / 64])), v3 = (attngen_i8_bits_to_float(*(vj + c0 + 3)) * (vsj[(c0 + 3) / 64]));
       { const float p = (*(pj)); o0_0 = o0_0 + p * v0; o0_1 = o0_1 + p * v1; o0_2 = o0_2 + p * v2; o0_3 = o0_3 + p * v3; }
       { const float p = (*(pj + 64)); o1_0 = o1_0 + p * v0; o1_1 = o1_1 + p * v1; o1_2 = o1_2 + p * v2; o1_3 = o1_3 + p * v3; }
     }
@@ -13462,7 +13462,7 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x4_p64_int8_g64__scalar(const floa
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
-      const float v0 = (((float)*(vj + c0)) * (vsj[(c0) / 64]));
+      const float v0 = (attngen_i8_bits_to_float(*(vj + c0)) * (vsj[(c0) / 64]));
       { const float p = (*(pj)); o0_0 = o0_0 + p * v0; }
       { const float p = (*(pj + 64)); o1_0 = o1_0 + p * v0; }
     }
@@ -13472,7 +13472,7 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x4_p64_int8_g64__scalar(const floa
   for (int r = 0; r < 2; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * (float)(v[j * vs + c]) * (vsc + j * vss)[(c) / 64];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * attngen_i8_bits_to_float(v[j * vs + c]) * (vsc + j * vss)[(c) / 64];
       o[r * os + c] = acc;
     }
 }
@@ -13498,7 +13498,7 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x4_p64_int8_g64__scalar(const f
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
-      const float v0 = (((float)*(vj + c0)) * (vsj[(c0) / 64])), v1 = (((float)*(vj + c0 + 1)) * (vsj[(c0 + 1) / 64])), v2 = (((float)*(vj + c0 + 2)) * (vsj[(c0 + 2) / 64])), v3 = (((float)*(vj + c0 + 3)) * (vsj[(c0 + 3) / 64]));
+      const float v0 = (attngen_i8_bits_to_float(*(vj + c0)) * (vsj[(c0) / 64])), v1 = (attngen_i8_bits_to_float(*(vj + c0 + 1)) * (vsj[(c0 + 1) / 64])), v2 = (attngen_i8_bits_to_float(*(vj + c0 + 2)) * (vsj[(c0 + 2) / 64])), v3 = (attngen_i8_bits_to_float(*(vj + c0 + 3)) * (vsj[(c0 + 3) / 64]));
       { const float p = (*(pj)); o0_0 = o0_0 + p * v0; o0_1 = o0_1 + p * v1; o0_2 = o0_2 + p * v2; o0_3 = o0_3 + p * v3; }
     }
     *(o + c0) = o0_0; *(o + c0 + 1) = o0_1; *(o + c0 + 2) = o0_2; *(o + c0 + 3) = o0_3;
@@ -13513,7 +13513,7 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x4_p64_int8_g64__scalar(const f
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
-      const float v0 = (((float)*(vj + c0)) * (vsj[(c0) / 64]));
+      const float v0 = (attngen_i8_bits_to_float(*(vj + c0)) * (vsj[(c0) / 64]));
       { const float p = (*(pj)); o0_0 = o0_0 + p * v0; }
     }
     *(o + c0) = o0_0;
@@ -13521,7 +13521,7 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x4_p64_int8_g64__scalar(const f
   for (int r = 0; r < 1; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * (float)(v[j * vs + c]) * (vsc + j * vss)[(c) / 64];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * attngen_i8_bits_to_float(v[j * vs + c]) * (vsc + j * vss)[(c) / 64];
       o[r * os + c] = acc;
     }
 }
@@ -13547,21 +13547,21 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_int8_g32__scalar(const f
     int c = 0;
     for (; c + 1 <= d; c += 1)
       { const float qv0 = (*(q0 + c)); const float qv1 = (*(q1 + c));
-        { const float kv = (((float)*(k0 + c)) * (ks0[(c) / 32])); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-        { const float kv = (((float)*(k1 + c)) * (ks1[(c) / 32])); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-        { const float kv = (((float)*(k2 + c)) * (ks2[(c) / 32])); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-        { const float kv = (((float)*(k3 + c)) * (ks3[(c) / 32])); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; } }
+        { const float kv = (attngen_i8_bits_to_float(*(k0 + c)) * (ks0[(c) / 32])); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+        { const float kv = (attngen_i8_bits_to_float(*(k1 + c)) * (ks1[(c) / 32])); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+        { const float kv = (attngen_i8_bits_to_float(*(k2 + c)) * (ks2[(c) / 32])); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+        { const float kv = (attngen_i8_bits_to_float(*(k3 + c)) * (ks3[(c) / 32])); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; } }
     (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
     (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
     for (; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 32];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 32];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 32];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 32];
-      s[64] += q1[c] * (float)(k0[c]) * ks0[(c) / 32];
-      s[65] += q1[c] * (float)(k1[c]) * ks1[(c) / 32];
-      s[66] += q1[c] * (float)(k2[c]) * ks2[(c) / 32];
-      s[67] += q1[c] * (float)(k3[c]) * ks3[(c) / 32];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 32];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 32];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 32];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 32];
+      s[64] += q1[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 32];
+      s[65] += q1[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 32];
+      s[66] += q1[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 32];
+      s[67] += q1[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 32];
     }
   }
 }
@@ -13587,17 +13587,17 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_int8_g32__scalar(cons
     int c = 0;
     for (; c + 1 <= d; c += 1)
       { const float qv0 = (*(q0 + c));
-        { const float kv = (((float)*(k0 + c)) * (ks0[(c) / 32])); acc0_0 = acc0_0 + qv0 * kv; }
-        { const float kv = (((float)*(k1 + c)) * (ks1[(c) / 32])); acc0_1 = acc0_1 + qv0 * kv; }
-        { const float kv = (((float)*(k2 + c)) * (ks2[(c) / 32])); acc0_2 = acc0_2 + qv0 * kv; }
-        { const float kv = (((float)*(k3 + c)) * (ks3[(c) / 32])); acc0_3 = acc0_3 + qv0 * kv; } }
+        { const float kv = (attngen_i8_bits_to_float(*(k0 + c)) * (ks0[(c) / 32])); acc0_0 = acc0_0 + qv0 * kv; }
+        { const float kv = (attngen_i8_bits_to_float(*(k1 + c)) * (ks1[(c) / 32])); acc0_1 = acc0_1 + qv0 * kv; }
+        { const float kv = (attngen_i8_bits_to_float(*(k2 + c)) * (ks2[(c) / 32])); acc0_2 = acc0_2 + qv0 * kv; }
+        { const float kv = (attngen_i8_bits_to_float(*(k3 + c)) * (ks3[(c) / 32])); acc0_3 = acc0_3 + qv0 * kv; } }
     (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
     (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
     for (; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 32];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 32];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 32];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 32];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 32];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 32];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 32];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 32];
     }
   }
 }
@@ -13620,21 +13620,21 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_rowwise_int8_g32__scalar
     const float *restrict q1 = qp + dp;
     float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
     float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f;
-    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k0 + c)) * (ks0[(c) / 32])); acc0_0 = acc0_0 + (*(q0 + c)) * kv; acc1_0 = acc1_0 + (*(q1 + c)) * kv; }
-    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k1 + c)) * (ks1[(c) / 32])); acc0_1 = acc0_1 + (*(q0 + c)) * kv; acc1_1 = acc1_1 + (*(q1 + c)) * kv; }
-    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k2 + c)) * (ks2[(c) / 32])); acc0_2 = acc0_2 + (*(q0 + c)) * kv; acc1_2 = acc1_2 + (*(q1 + c)) * kv; }
-    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k3 + c)) * (ks3[(c) / 32])); acc0_3 = acc0_3 + (*(q0 + c)) * kv; acc1_3 = acc1_3 + (*(q1 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (attngen_i8_bits_to_float(*(k0 + c)) * (ks0[(c) / 32])); acc0_0 = acc0_0 + (*(q0 + c)) * kv; acc1_0 = acc1_0 + (*(q1 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (attngen_i8_bits_to_float(*(k1 + c)) * (ks1[(c) / 32])); acc0_1 = acc0_1 + (*(q0 + c)) * kv; acc1_1 = acc1_1 + (*(q1 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (attngen_i8_bits_to_float(*(k2 + c)) * (ks2[(c) / 32])); acc0_2 = acc0_2 + (*(q0 + c)) * kv; acc1_2 = acc1_2 + (*(q1 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (attngen_i8_bits_to_float(*(k3 + c)) * (ks3[(c) / 32])); acc0_3 = acc0_3 + (*(q0 + c)) * kv; acc1_3 = acc1_3 + (*(q1 + c)) * kv; }
     (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
     (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
     for (int c = d / 1 * 1; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 32];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 32];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 32];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 32];
-      s[64] += q1[c] * (float)(k0[c]) * ks0[(c) / 32];
-      s[65] += q1[c] * (float)(k1[c]) * ks1[(c) / 32];
-      s[66] += q1[c] * (float)(k2[c]) * ks2[(c) / 32];
-      s[67] += q1[c] * (float)(k3[c]) * ks3[(c) / 32];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 32];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 32];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 32];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 32];
+      s[64] += q1[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 32];
+      s[65] += q1[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 32];
+      s[66] += q1[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 32];
+      s[67] += q1[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 32];
     }
   }
 }
@@ -13657,17 +13657,17 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_rowwise_int8_g32__sca
     const float *restrict q0 = qp + 0;
     float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
     const float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f; /* rows past the live ones: S = 0 */
-    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k0 + c)) * (ks0[(c) / 32])); acc0_0 = acc0_0 + (*(q0 + c)) * kv; }
-    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k1 + c)) * (ks1[(c) / 32])); acc0_1 = acc0_1 + (*(q0 + c)) * kv; }
-    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k2 + c)) * (ks2[(c) / 32])); acc0_2 = acc0_2 + (*(q0 + c)) * kv; }
-    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k3 + c)) * (ks3[(c) / 32])); acc0_3 = acc0_3 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (attngen_i8_bits_to_float(*(k0 + c)) * (ks0[(c) / 32])); acc0_0 = acc0_0 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (attngen_i8_bits_to_float(*(k1 + c)) * (ks1[(c) / 32])); acc0_1 = acc0_1 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (attngen_i8_bits_to_float(*(k2 + c)) * (ks2[(c) / 32])); acc0_2 = acc0_2 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (attngen_i8_bits_to_float(*(k3 + c)) * (ks3[(c) / 32])); acc0_3 = acc0_3 + (*(q0 + c)) * kv; }
     (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
     (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
     for (int c = d / 1 * 1; c < d; ++c) { /* head_dim past the last full vector */
-      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 32];
-      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 32];
-      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 32];
-      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 32];
+      s[0] += q0[c] * attngen_i8_bits_to_float(k0[c]) * ks0[(c) / 32];
+      s[1] += q0[c] * attngen_i8_bits_to_float(k1[c]) * ks1[(c) / 32];
+      s[2] += q0[c] * attngen_i8_bits_to_float(k2[c]) * ks2[(c) / 32];
+      s[3] += q0[c] * attngen_i8_bits_to_float(k3[c]) * ks3[(c) / 32];
     }
   }
 }
@@ -13694,7 +13694,7 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x4_p64_int8_g32__scalar(const floa
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
-      const float v0 = (((float)*(vj + c0)) * (vsj[(c0) / 32])), v1 = (((float)*(vj + c0 + 1)) * (vsj[(c0 + 1) / 32])), v2 = (((float)*(vj + c0 + 2)) * (vsj[(c0 + 2) / 32])), v3 = (((float)*(vj + c0 + 3)) * (vsj[(c0 + 3) / 32]));
+      const float v0 = (attngen_i8_bits_to_float(*(vj + c0)) * (vsj[(c0) / 32])), v1 = (attngen_i8_bits_to_float(*(vj + c0 + 1)) * (vsj[(c0 + 1) / 32])), v2 = (attngen_i8_bits_to_float(*(vj + c0 + 2)) * (vsj[(c0 + 2) / 32])), v3 = (attngen_i8_bits_to_float(*(vj + c0 + 3)) * (vsj[(c0 + 3) / 32]));
       { const float p = (*(pj)); o0_0 = o0_0 + p * v0; o0_1 = o0_1 + p * v1; o0_2 = o0_2 + p * v2; o0_3 = o0_3 + p * v3; }
       { const float p = (*(pj + 64)); o1_0 = o1_0 + p * v0; o1_1 = o1_1 + p * v1; o1_2 = o1_2 + p * v2; o1_3 = o1_3 + p * v3; }
     }
@@ -13713,7 +13713,7 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x4_p64_int8_g32__scalar(const floa
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
-      const float v0 = (((float)*(vj + c0)) * (vsj[(c0) / 32]));
+      const float v0 = (attngen_i8_bits_to_float(*(vj + c0)) * (vsj[(c0) / 32]));
       { const float p = (*(pj)); o0_0 = o0_0 + p * v0; }
       { const float p = (*(pj + 64)); o1_0 = o1_0 + p * v0; }
     }
@@ -13723,7 +13723,7 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x4_p64_int8_g32__scalar(const floa
   for (int r = 0; r < 2; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * (float)(v[j * vs + c]) * (vsc + j * vss)[(c) / 32];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * attngen_i8_bits_to_float(v[j * vs + c]) * (vsc + j * vss)[(c) / 32];
       o[r * os + c] = acc;
     }
 }
@@ -13749,7 +13749,7 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x4_p64_int8_g32__scalar(const f
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
-      const float v0 = (((float)*(vj + c0)) * (vsj[(c0) / 32])), v1 = (((float)*(vj + c0 + 1)) * (vsj[(c0 + 1) / 32])), v2 = (((float)*(vj + c0 + 2)) * (vsj[(c0 + 2) / 32])), v3 = (((float)*(vj + c0 + 3)) * (vsj[(c0 + 3) / 32]));
+      const float v0 = (attngen_i8_bits_to_float(*(vj + c0)) * (vsj[(c0) / 32])), v1 = (attngen_i8_bits_to_float(*(vj + c0 + 1)) * (vsj[(c0 + 1) / 32])), v2 = (attngen_i8_bits_to_float(*(vj + c0 + 2)) * (vsj[(c0 + 2) / 32])), v3 = (attngen_i8_bits_to_float(*(vj + c0 + 3)) * (vsj[(c0 + 3) / 32]));
       { const float p = (*(pj)); o0_0 = o0_0 + p * v0; o0_1 = o0_1 + p * v1; o0_2 = o0_2 + p * v2; o0_3 = o0_3 + p * v3; }
     }
     *(o + c0) = o0_0; *(o + c0 + 1) = o0_1; *(o + c0 + 2) = o0_2; *(o + c0 + 3) = o0_3;
@@ -13764,7 +13764,7 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x4_p64_int8_g32__scalar(const f
       const int8_t *restrict vj = v + j * vs;
       const float *restrict vsj = vsc + j * vss;
       const float *restrict pj = pt + j;
-      const float v0 = (((float)*(vj + c0)) * (vsj[(c0) / 32]));
+      const float v0 = (attngen_i8_bits_to_float(*(vj + c0)) * (vsj[(c0) / 32]));
       { const float p = (*(pj)); o0_0 = o0_0 + p * v0; }
     }
     *(o + c0) = o0_0;
@@ -13772,7 +13772,7 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x4_p64_int8_g32__scalar(const f
   for (int r = 0; r < 1; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * (float)(v[j * vs + c]) * (vsc + j * vss)[(c) / 32];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * attngen_i8_bits_to_float(v[j * vs + c]) * (vsc + j * vss)[(c) / 32];
       o[r * os + c] = acc;
     }
 }

@@ -7,6 +7,8 @@
 #ifndef ATTNGEN_SPEC_H
 #define ATTNGEN_SPEC_H
 
+#include <stdint.h> /* the stored types of the encodings */
+
 #define ATTNGEN_VERSION_MAJOR 0
 #define ATTNGEN_VERSION_MINOR 2
 #define ATTNGEN_VERSION_PATCH 0
@@ -148,6 +150,77 @@ static inline int attngen_kv_scales_per_row(attngen_kv_dtype t, int d)
   default: return 0;
   }
 }
+
+/* ---- Encodings: how a storage type's elements are held. Each has its own fields in attngen_args (k_<field>,
+ * v_<field>) and attngen_append_args (k_cache_<field>, v_cache_<field>); types that differ only in their scale
+ * groups (int8, int8_g64, int8_g32) share one. f32's fields are k and v (k_cache and v_cache). */
+typedef enum {
+  ATTNGEN_KV_ENC_F32 = 0,
+  ATTNGEN_KV_ENC_F16 = 1,
+  ATTNGEN_KV_ENC_BF16 = 2,
+  ATTNGEN_KV_ENC_I8 = 3,
+  ATTNGEN_KV_ENC_COUNT_ = 4
+} attngen_kv_encoding;
+
+/* The encoding of type t (ATTNGEN_KV_ENC_COUNT_: not a type). */
+static inline attngen_kv_encoding attngen_kv_dtype_encoding(attngen_kv_dtype t)
+{
+  switch (t) {
+  case ATTNGEN_KV_F32: return ATTNGEN_KV_ENC_F32;
+  case ATTNGEN_KV_F16: return ATTNGEN_KV_ENC_F16;
+  case ATTNGEN_KV_BF16: return ATTNGEN_KV_ENC_BF16;
+  case ATTNGEN_KV_INT8: return ATTNGEN_KV_ENC_I8;
+  case ATTNGEN_KV_INT8_G64: return ATTNGEN_KV_ENC_I8;
+  case ATTNGEN_KV_INT8_G32: return ATTNGEN_KV_ENC_I8;
+  default: return ATTNGEN_KV_ENC_COUNT_;
+  }
+}
+
+/* Element types held in a struct, so that one type's cache cannot be passed where another's is expected (or a
+ * float one) without a cast the compiler sees. `bits` is the encoding. */
+typedef struct { uint16_t bits; } attngen_f16; /* IEEE binary16, rounded to nearest even when written */
+typedef struct { uint16_t bits; } attngen_bf16; /* bfloat16 (the top half of a binary32), rounded to nearest even when written */
+/* X(FIELD, field, element type, stored type) of those */
+#define ATTNGEN_KV_ELEMENT_LIST(X) \
+  X(F16, f16, attngen_f16, uint16_t) \
+  X(BF16, bf16, attngen_bf16, uint16_t) \
+  /* end */
+
+/* Every encoding but f32: X(FIELD, field, element type of the API, stored type, scale_max: the stored magnitude a
+ * group's max|x| maps to (0: no scales)). The runtime reads and writes the elements through attngen_convert.h's
+ * attngen_<field>_bits_to_float and attngen_float_to_<field>_bits. */
+#define ATTNGEN_KV_ENCODING_LIST(X) \
+  X(F16, f16, attngen_f16, uint16_t, 0) \
+  X(BF16, bf16, attngen_bf16, uint16_t, 0) \
+  X(I8, i8, int8_t, int8_t, 127) \
+  /* end */
+
+/* attngen_args' K/V fields of every encoding but f32 (attngen.h: which a call sets). */
+#define ATTNGEN_KV_ARGS_FIELDS \
+  const attngen_f16 *k_f16, *v_f16; \
+  const attngen_bf16 *k_bf16, *v_bf16; \
+  const int8_t *k_i8, *v_i8; \
+  /* end */
+/* attngen_append_args' K/V cache fields of every encoding but f32. */
+#define ATTNGEN_KV_CACHE_FIELDS \
+  attngen_f16 *k_cache_f16, *v_cache_f16; \
+  attngen_bf16 *k_cache_bf16, *v_cache_bf16; \
+  int8_t *k_cache_i8, *v_cache_i8; \
+  /* end */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* An element's conversions, as the cache append rounds and a kernel reads (attngen_convert.h), for callers that fill
+ * or read a cache themselves. Rounding to nearest, ties to even; subnormals kept; Inf stays Inf; NaN stays a (quiet)
+ * NaN. */
+attngen_f16 attngen_f16_from_float(float x);
+float attngen_f16_to_float(attngen_f16 h);
+attngen_bf16 attngen_bf16_from_float(float x);
+float attngen_bf16_to_float(attngen_bf16 h);
+#ifdef __cplusplus
+}
+#endif
 
 /* ---- RoPE, rotary position embedding (the config's `rope`): X(STYLE, name) and X(SCALING, name, parameters) */
 typedef enum {

@@ -49,15 +49,7 @@ static void point_kv(attngen_args *a, attngen_kv_dtype dtype, char *k, char *v, 
                      size_t scales, int copy)
 {
   char *kc = k + (size_t)copy * bytes, *vc = v + (size_t)copy * bytes;
-  switch (dtype) {
-  case ATTNGEN_KV_F32: a->k = (const float *)(void *)kc; a->v = (const float *)(void *)vc; break;
-  case ATTNGEN_KV_F16: a->k_f16 = (const attngen_f16 *)(void *)kc; a->v_f16 = (const attngen_f16 *)(void *)vc; break;
-  case ATTNGEN_KV_BF16: a->k_bf16 = (const attngen_bf16 *)(void *)kc; a->v_bf16 = (const attngen_bf16 *)(void *)vc; break;
-  default:
-    a->k_i8 = (const int8_t *)kc; a->v_i8 = (const int8_t *)vc;
-    a->k_scale = ks + (size_t)copy * scales; a->v_scale = vs + (size_t)copy * scales;
-    break;
-  }
+  attngen_args_set_kv(a, dtype, kc, vc, ks ? ks + (size_t)copy * scales : NULL, vs ? vs + (size_t)copy * scales : NULL);
 }
 
 enum { MAX_CANDS = 64, MIN_ROUNDS = 6, MAX_ROUNDS = 2000 };
@@ -160,12 +152,7 @@ int main(int argc, char **argv)
   }
   memset(&app, 0, sizeof app);
   app.batch = 1; app.n_new = kv_len; app.kv_capacity = kv_len; app.cache_len = cache_len; app.k_new = kf; app.v_new = vf;
-  switch (shape.kv_dtype) {
-  case ATTNGEN_KV_F32: app.k_cache = (float *)(void *)k; app.v_cache = (float *)(void *)v; break;
-  case ATTNGEN_KV_F16: app.k_cache_f16 = (attngen_f16 *)(void *)k; app.v_cache_f16 = (attngen_f16 *)(void *)v; break;
-  case ATTNGEN_KV_BF16: app.k_cache_bf16 = (attngen_bf16 *)(void *)k; app.v_cache_bf16 = (attngen_bf16 *)(void *)v; break;
-  default: app.k_cache_i8 = (int8_t *)k; app.v_cache_i8 = (int8_t *)v; app.k_cache_scale = ks; app.v_cache_scale = vs; break;
-  }
+  attngen_append_args_set_kv(&app, shape.kv_dtype, k, v, ks, vs);
   if (attngen_kv_append(&kern[0], &app) != ATTNGEN_OK) {
     printf("R 0 err %s\n", attngen_last_error());
     return 1;
