@@ -87,7 +87,7 @@ generated/$(1)/attngen_$(call cname,$(1)).c generated/$(1)/attngen_$(call cname,
 endef
 $(foreach m,$(MODELS),$(eval $(call model_rule,$(m))))
 
-$(GEN_RUNTIME)/attngen_generic.c $(GEN_RUNTIME)/attngen_spec.h &: $(GEN_SRC)
+$(GEN_RUNTIME)/attngen_generic.c $(GEN_RUNTIME)/attngen_spec.h $(GEN_RUNTIME)/attngen_spec.py &: $(GEN_SRC)
 	$(LUA) gen/attngen.lua --runtime -o $(GEN_RUNTIME)
 
 # ---- drift: what is committed must be exactly what both interpreters generate

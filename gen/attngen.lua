@@ -266,6 +266,7 @@ local function run()
     local listed = args.kv_dtype and config.kv_dtypes({ kv_dtype = csv(args.kv_dtype) }, "command line",
       { kv_dtype = "--kv-dtype" })
     files = runtime_files(enumerate.generic_dtypes(listed))
+    files[#files + 1] = render.python_spec(root, args.output or ".")
   else
     local c = config.validate(gather())
     local tables = enumerate.tables(c)

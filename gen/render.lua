@@ -410,6 +410,20 @@ function M.runtime(root, kernels, vocab, outdir, regen, dtypes)
   }
 end
 
+-- The storage types for the Python package (python/attngen/_spec.py links to it), written with the runtime's part.
+function M.python_spec(root, outdir)
+  local env = base_env("attngen --runtime -o DIR")
+  env.kv_by_id = {}
+  for _, t in ipairs(spec.kv_dtypes) do env.kv_by_id[#env.kv_by_id + 1] = t end
+  table.sort(env.kv_by_id, function(a, b) return a.id < b.id end)
+  env.kv_names, env.enc_names = {}, {}
+  for i, t in ipairs(env.kv_by_id) do env.kv_names[i] = '"' .. t.name .. '"' end
+  for _, e in ipairs(spec.kv_encodings) do
+    if e.name ~= "f32" then env.enc_names[#env.enc_names + 1] = '"' .. e.name .. '"' end
+  end
+  return { path = outdir .. "/attngen_spec.py", text = render(root, "spec.py.tpl", env) }
+end
+
 -- A registry of several models' tables (tests, benchmarks): one header, no per-model code in the program.
 function M.registry(root, name, configs, outdir, regen)
   local env = base_env(regen)

@@ -8,6 +8,8 @@ C enums are c_int (their size is checked by the same test).
 """
 import ctypes
 
+from ._spec import KV_DTYPES, KV_ENCODINGS, KV_TYPES  # generated from gen/spec.lua (generated/runtime/attngen_spec.py)
+
 c_int, c_float, c_double, c_void_p, c_char_p = ctypes.c_int, ctypes.c_float, ctypes.c_double, ctypes.c_void_p, ctypes.c_char_p
 c_ptrdiff = ctypes.c_ssize_t
 c_enum = ctypes.c_int
@@ -16,7 +18,6 @@ c_enum = ctypes.c_int
 ISAS = ("scalar", "avx2", "neon", "avx512")
 PHASES = ("prefill", "decode")
 MASKS = ("none", "causal", "padding", "causal_padding", "cross")
-KV_DTYPES = ("f32", "f16", "bf16", "int8", "int8_g64", "int8_g32")
 ROPE_STYLES = ("none", "half", "interleaved")
 # Attention features: their bits in attngen_shape.features / attngen_kernel_info.features (ATTNGEN_ATTN_*).
 ATTN_FEATURES = {"window": 1, "softcap": 2, "sinks": 4, "alibi": 8}
@@ -61,8 +62,8 @@ class Args(ctypes.Structure):
                 ("q", c_void_p), ("k", c_void_p), ("v", c_void_p), ("o", c_void_p),
                 ("q_stride", Strides), ("k_stride", Strides), ("v_stride", Strides), ("o_stride", Strides),
                 ("kv_lens", c_void_p), ("scale", c_float), ("lse", c_void_p), ("q_pos", c_void_p),
-                ("k_f16", c_void_p), ("v_f16", c_void_p), ("k_bf16", c_void_p), ("v_bf16", c_void_p),
-                ("k_i8", c_void_p), ("v_i8", c_void_p), ("k_scale", c_void_p), ("v_scale", c_void_p),
+                *[(kv + "_" + e, c_void_p) for e in KV_ENCODINGS for kv in ("k", "v")],
+                ("k_scale", c_void_p), ("v_scale", c_void_p),
                 ("k_scale_stride", Strides), ("v_scale_stride", Strides),
                 ("window", c_int), ("sink_tokens", c_int), ("softcap", c_float), ("alibi_slopes", c_void_p),
                 ("sinks", c_void_p), ("pages", Pages)]
@@ -122,9 +123,7 @@ class AppendArgs(ctypes.Structure):
                 ("cache_len", c_void_p), ("pos", c_void_p), ("k_new", c_void_p), ("v_new", c_void_p),
                 ("k_new_stride", Strides), ("v_new_stride", Strides),
                 ("k_cache", c_void_p), ("v_cache", c_void_p), ("k_cache_stride", Strides), ("v_cache_stride", Strides),
-                ("k_cache_f16", c_void_p), ("v_cache_f16", c_void_p),
-                ("k_cache_bf16", c_void_p), ("v_cache_bf16", c_void_p),
-                ("k_cache_i8", c_void_p), ("v_cache_i8", c_void_p),
+                *[(kv + "_cache_" + e, c_void_p) for e in KV_ENCODINGS for kv in ("k", "v")],
                 ("k_cache_scale", c_void_p), ("v_cache_scale", c_void_p),
                 ("k_cache_scale_stride", Strides), ("v_cache_scale_stride", Strides), ("pages", Pages)]
 
@@ -152,13 +151,12 @@ STRUCTS = (Shape, Pages, Strides, Args, Work, Rope, FeatureValues, Params, Kerne
            MergeArgs, CascadeArgs)
 
 # The K/V pointer fields of each storage type, in Args (attention) and AppendArgs (append / step): (k, v, k scale,
-# v scale); the float types have no scales.
+# v scale); a type without scale groups has no scales.
 def _kv_fields(prefix):
-    return {"f32": (prefix[0], prefix[1], None, None),
-            "f16": (prefix[0] + "_f16", prefix[1] + "_f16", None, None),
-            "bf16": (prefix[0] + "_bf16", prefix[1] + "_bf16", None, None),
-            **{t: (prefix[0] + "_i8", prefix[1] + "_i8", prefix[0] + "_scale", prefix[1] + "_scale")
-               for t in ("int8", "int8_g64", "int8_g32")}}
+    def fields(field, group):
+        names = prefix if field == "f32" else tuple(p + "_" + field for p in prefix)
+        return names + ((prefix[0] + "_scale", prefix[1] + "_scale") if group else (None, None))
+    return {t: fields(field, group) for t, (field, _, group) in KV_TYPES.items()}
 
 
 ARGS_KV_FIELDS = _kv_fields(("k", "v"))

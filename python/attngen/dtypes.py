@@ -5,20 +5,24 @@
   f16   numpy.float16 (the attngen_f16 bits are IEEE binary16, numpy's own encoding)
   bf16  numpy.uint16 holding bfloat16 bits (NumPy has no bfloat16; a torch.bfloat16 tensor is taken as its bits)
   int8, int8_g64, int8_g32   numpy.int8 with fp32 scales [..., head_dim / group] (group: head_dim, 64, 32)
+  a type of another encoding: the unsigned integers of its stored bits, as bf16's
 """
 import numpy as np
 
 from . import _abi
 from .errors import refuse
 
-NUMPY_DTYPE = {"f32": np.float32, "f16": np.float16, "bf16": np.uint16,
-               "int8": np.int8, "int8_g64": np.int8, "int8_g32": np.int8}
-GROUP = {"int8_g64": 64, "int8_g32": 32}  # int8: the whole row
+# NumPy's own encodings of the stored elements; any other is held as its bits (_STORED)
+_NATIVE = {"f32": np.float32, "f16": np.float16}
+_STORED = {"float": np.float32, "uint16_t": np.uint16, "uint8_t": np.uint8, "int8_t": np.int8}
+NUMPY_DTYPE = {t: _NATIVE.get(field, _STORED[stored]) for t, (field, stored, _) in _abi.KV_TYPES.items()}
+GROUP = {t: group for t, (_, _, group) in _abi.KV_TYPES.items() if isinstance(group, int)}  # "row": the whole row
+SCALED = tuple(t for t, (_, _, group) in _abi.KV_TYPES.items() if group)  # per row first, as the spec lists them
 
 
 def scales_per_row(kv_dtype, head_dim):
     """The last dimension of a storage type's scale arrays (0: the type has none)."""
-    if not kv_dtype.startswith("int8"):
+    if kv_dtype not in SCALED:
         return 0
     return head_dim // GROUP[kv_dtype] if kv_dtype in GROUP else 1
 
@@ -37,17 +41,19 @@ def infer(k, k_scale, head_dim, kv_dtype=None):
             raise refuse("ATTNGEN_ERR_DTYPE", f"attngen: a {kv_dtype} cache has {np.dtype(NUMPY_DTYPE[kv_dtype]).name} "
                                               f"elements, got {k.dtype.name}")
         return kv_dtype
-    if k.dtype == np.int8:
+    scaled = [name for name in SCALED if k.dtype == NUMPY_DTYPE[name]]
+    if scaled:
         if k_scale is None:
-            raise refuse("ATTNGEN_ERR_NULL", "attngen: an int8 cache needs k_scale and v_scale (fp32)")
+            raise refuse("ATTNGEN_ERR_NULL", f"attngen: an {k.dtype.name} cache needs k_scale and v_scale (fp32)")
         per_row = k_scale.shape[-1] if k_scale.ndim else 0
-        for name in ("int8", "int8_g64", "int8_g32"):  # per row first: at head_dim 64 one scale is both int8 and g64
+        for name in scaled:  # per row first: at head_dim 64 one scale is both int8 and g64
             if head_dim % GROUP.get(name, head_dim or 1) == 0 and per_row == scales_per_row(name, head_dim):
                 return name
-        raise refuse("ATTNGEN_ERR_SHAPE", f"attngen: {per_row} scales per row fit no int8 type at head_dim {head_dim} "
-                                          "(1: int8, head_dim/64: int8_g64, head_dim/32: int8_g32)")
-    for name in ("f32", "f16", "bf16"):
-        if k.dtype == NUMPY_DTYPE[name]:
+        fits = ", ".join(f"{'1' if name not in GROUP else f'head_dim/{GROUP[name]}'}: {name}" for name in scaled)
+        raise refuse("ATTNGEN_ERR_SHAPE", f"attngen: {per_row} scales per row fit no {k.dtype.name} type at head_dim "
+                                          f"{head_dim} ({fits})")
+    for name in _abi.KV_DTYPES:
+        if name not in SCALED and k.dtype == NUMPY_DTYPE[name]:
             return name
     raise refuse("ATTNGEN_ERR_DTYPE", f"attngen: K/V elements of type {k.dtype.name} are no storage type (float32, "
                                       "float16, uint16 bfloat16 bits, int8 with fp32 scales)")
@@ -71,9 +77,12 @@ def dequantize(x, scale=None, kv_dtype=None, dtype=np.float32):
     in `dtype`: float32 is what the kernels read, float64 the exact product)."""
     x = np.asarray(x)
     kv_dtype = kv_dtype or infer(x, scale, x.shape[-1])
-    if kv_dtype == "bf16":
-        return bf16_to_float32(x).astype(dtype)
-    if not kv_dtype.startswith("int8"):
+    field = _abi.KV_TYPES[kv_dtype][0]
+    if field == "bf16":
+        x = bf16_to_float32(x)
+    elif NUMPY_DTYPE[kv_dtype] not in (np.float32, np.float16, np.int8):
+        raise refuse("ATTNGEN_ERR_UNSUPPORTED", f"attngen: no NumPy conversion of {kv_dtype} elements")
+    if kv_dtype not in SCALED:
         return x.astype(dtype)
     per_row = scale.shape[-1]
     grouped = x.reshape(x.shape[:-1] + (per_row, x.shape[-1] // per_row)).astype(dtype)

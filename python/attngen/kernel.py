@@ -246,16 +246,17 @@ class _AttentionTensors:
 
 def cache_type_of(ka, k_scale, head_dim, kernel_type=None):
     """The storage type the K/V elements are, from their dtype (the runtime refuses one that is not the kernel's).
-    The int8 types share their pointers, so an int8 cache is taken as the kernel's int8 type when it has one."""
+    Types of one encoding (the int8 types) share their pointers, so such a cache is taken as the kernel's type when
+    the kernel reads that encoding."""
     scale = None if k_scale is None else as_array(k_scale, "k_scale")
-    int8_kernel = ka.dtype == np.int8 and kernel_type is not None and kernel_type.startswith("int8")
-    return dtypes.infer(ka, scale, head_dim, kernel_type if int8_kernel else None)
+    shared = kernel_type is not None and ka.dtype == dtypes.NUMPY_DTYPE[kernel_type] and kernel_type in dtypes.SCALED
+    return dtypes.infer(ka, scale, head_dim, kernel_type if shared else None)
 
 
 def check_cache_type(kernel, cache):
-    """The int8 types share their pointers, so the runtime cannot tell them apart: a cache of another grouping than
-    the kernel's is refused here."""
-    if kernel.kv_dtype != cache.kv_dtype and kernel.kv_dtype.startswith("int8") and cache.kv_dtype.startswith("int8"):
+    """Types of one encoding (the int8 types) share their pointers, so the runtime cannot tell them apart: a cache of
+    another grouping than the kernel's is refused here."""
+    if kernel.kv_dtype != cache.kv_dtype and _abi.KV_TYPES[kernel.kv_dtype][0] == _abi.KV_TYPES[cache.kv_dtype][0]:
         raise refuse("ATTNGEN_ERR_DTYPE", f"attngen: kernel {kernel.name} reads {kernel.kv_dtype}, the cache holds "
                                           f"{cache.kv_dtype}")
 

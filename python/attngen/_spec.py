@@ -1,0 +1,1 @@
+../../generated/runtime/attngen_spec.py
