@@ -5,6 +5,8 @@
 """The K/V storage types of gen/spec.lua for the Python package (python/attngen/_abi.py, dtypes.py), as
 attngen_spec.h has them for C: enum values are positions in KV_DTYPES."""
 
+ABI = $(I(abi))  # attngen_table.abi of the tables this package reads (ATTNGEN_ABI)
+
 KV_DTYPES = ($(table.concat(kv_names, ", ")),)
 # each type's encoding (its attngen_args fields: k and v for f32, else k_<field> and v_<field>), stored C type and
 # scale group (None: no scales; "row": one per (token, kv head) row; n: one per n elements)

@@ -8,7 +8,7 @@ C enums are c_int (their size is checked by the same test).
 """
 import ctypes
 
-from ._spec import KV_DTYPES, KV_ENCODINGS, KV_TYPES  # generated from gen/spec.lua (generated/runtime/attngen_spec.py)
+from ._spec import ABI, KV_DTYPES, KV_ENCODINGS, KV_TYPES  # generated from gen/spec.lua (generated/runtime/attngen_spec.py)
 
 c_int, c_float, c_double, c_void_p, c_char_p = ctypes.c_int, ctypes.c_float, ctypes.c_double, ctypes.c_void_p, ctypes.c_char_p
 c_ptrdiff = ctypes.c_ssize_t
@@ -27,7 +27,7 @@ STATUS_CODES = {0: "ATTNGEN_OK", -1: "ATTNGEN_ERR_NULL", -2: "ATTNGEN_ERR_SIZE",
                 -11: "ATTNGEN_ERR_PAGE"}
 
 # C constants the package relies on, by their C names.
-CONSTANTS = {"ATTNGEN_ABI": 9, "ATTNGEN_MAX_HEAD_DIM": 512, "ATTNGEN_DECODE_MAX_Q": 8, "ATTNGEN_MAX_LEN": 1 << 30,
+CONSTANTS = {"ATTNGEN_ABI": ABI, "ATTNGEN_MAX_HEAD_DIM": 512, "ATTNGEN_DECODE_MAX_Q": 8, "ATTNGEN_MAX_LEN": 1 << 30,
              "ATTNGEN_MAX_THREADS": 1024, "ATTNGEN_MAX_PAGE_SIZE": 4096}
 CONSTANTS.update({"ATTNGEN_ISA_" + n.upper(): i for i, n in enumerate(ISAS)})
 CONSTANTS.update({"ATTNGEN_PHASE_" + n.upper(): i for i, n in enumerate(PHASES)})
