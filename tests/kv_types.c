@@ -548,30 +548,22 @@ static void aexpect(aerr *x, const char *what, int st, const int *want, int nwan
 }
 
 /* the 10 K/V fields of attngen_append_args, in the runtime's order */
+/* attngen_append_args' K/V cache fields in attngen.h's order: k_cache, v_cache, k_cache_<field> and v_cache_<field> of
+ * each encoding (attngen_spec.h's ATTNGEN_KV_ENCODING_LIST), then the scales; field i < APPEND_SCALES belongs to
+ * encoding i / 2, the scales to every type with scale groups. */
+enum { APPEND_SCALES = 2 * ATTNGEN_KV_ENC_COUNT_, APPEND_FIELDS = APPEND_SCALES + 2 };
 static void **append_field(attngen_append_args *a, int i) {
-  switch (i) {
-  case 0: return (void **)&a->k_cache;
-  case 1: return (void **)&a->v_cache;
-  case 2: return (void **)&a->k_cache_f16;
-  case 3: return (void **)&a->v_cache_f16;
-  case 4: return (void **)&a->k_cache_bf16;
-  case 5: return (void **)&a->v_cache_bf16;
-  case 6: return (void **)&a->k_cache_i8;
-  case 7: return (void **)&a->v_cache_i8;
-  case 8: return (void **)&a->k_cache_scale;
-  default: return (void **)&a->v_cache_scale;
-  }
+#define APPEND_FIELD_ADDRS_(F, f, api, stored, scale_max) (void **)&a->k_cache_##f, (void **)&a->v_cache_##f,
+  void **p[APPEND_FIELDS] = {(void **)&a->k_cache, (void **)&a->v_cache,
+                             ATTNGEN_KV_ENCODING_LIST(APPEND_FIELD_ADDRS_)(void **)&a->k_cache_scale,
+                             (void **)&a->v_cache_scale};
+  return p[i];
 }
-static const char *const append_field_names[10] = {"k_cache",    "v_cache",      "k_cache_f16", "v_cache_f16",
-                                                   "k_cache_bf16", "v_cache_bf16", "k_cache_i8",  "v_cache_i8",
-                                                   "k_cache_scale", "v_cache_scale"};
+#define APPEND_FIELD_NAMES_(F, f, api, stored, scale_max) "k_cache_" #f, "v_cache_" #f,
+static const char *const append_field_names[APPEND_FIELDS] = {
+    "k_cache", "v_cache", ATTNGEN_KV_ENCODING_LIST(APPEND_FIELD_NAMES_) "k_cache_scale", "v_cache_scale"};
 static int type_owns(attngen_kv_dtype t, int i) {
-  switch (t) {
-  case ATTNGEN_KV_F32: return i == 0 || i == 1;
-  case ATTNGEN_KV_F16: return i == 2 || i == 3;
-  case ATTNGEN_KV_BF16: return i == 4 || i == 5;
-  default: return i >= 6;
-  }
+  return i < APPEND_SCALES ? i / 2 == (int)attngen_kv_dtype_encoding(t) : kvt_group(t, 64) != 0;
 }
 
 int kvt_append_errors(const attngen_kernel *k, case_result *r) {
@@ -613,11 +605,10 @@ int kvt_append_errors(const attngen_kernel *k, case_result *r) {
   static const int W_DTYPE[] = {ATTNGEN_ERR_DTYPE}, W_NULL[] = {ATTNGEN_ERR_NULL}, W_STRIDE[] = {ATTNGEN_ERR_STRIDE},
                    W_ALIAS[] = {ATTNGEN_ERR_ALIAS}, W_WRONG[] = {ATTNGEN_ERR_DTYPE};
   char what[160];
-  for (int i = 0; i < 10 && !x.fail; i++) {
+  for (int i = 0; i < APPEND_FIELDS && !x.fail; i++) {
     a = base;
     void **f = append_field(&a, i);
     if (type_owns(t, i)) { /* a field of the type missing */
-      if (i >= 8 && !g) continue;
       *f = NULL;
       snprintf(what, sizeof what, "attngen_kv_append(%s cache, %s = NULL)", attngen_kv_dtype_name(t), append_field_names[i]);
       aexpect(&x, what, attngen_kv_append(k, &a), W_NULL, 1, append_field_names[i]);
