@@ -169,7 +169,7 @@ int attngen_check_kv_pointers(attngen_kv_dtype t, const void *const p[KVP_COUNT]
   return ATTNGEN_OK;
 }
 
-static void args_kv_pointers(const attngen_args *a, const void *p[KVP_COUNT])
+void attngen_args_kv_pointers(const attngen_args *a, const void *p[KVP_COUNT])
 {
 #define KVP_ARGS_(F, f, api, stored, scale_max)                                                                        \
   p[KVP_K(ATTNGEN_KV_ENC_##F)] = a->k_##f, p[KVP_V(ATTNGEN_KV_ENC_##F)] = a->v_##f;
@@ -254,7 +254,7 @@ static int check_extents(const attngen_shape *s, const attngen_args *a, int read
                         a->batch, s->heads, a->q_len);
   if ((st = attngen_make_range("o", a->o, eo, sizeof(float), &out[nout++]))) return st;
   if (a->lse && (st = attngen_make_range("lse", a->lse, el, sizeof(float), &out[nout++]))) return st;
-  args_kv_pointers(a, kvp);
+  attngen_args_kv_pointers(a, kvp);
   {
     int f[4];
     attngen_kv_fields(s->kv_dtype, f);
@@ -338,7 +338,7 @@ int attngen_check_args_at(const attngen_kernel *kern, const attngen_args *in, co
                         (void *)in->o);
   {
     const void *kvp[KVP_COUNT];
-    args_kv_pointers(in, kvp);
+    attngen_args_kv_pointers(in, kvp);
     if ((st = attngen_check_kv_pointers(s->kv_dtype, kvp, info->name, attngen_kvp_names))) return st;
   }
   if (in->batch <= 0 || in->q_len <= 0 || in->kv_len <= 0)

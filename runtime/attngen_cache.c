@@ -11,14 +11,25 @@ typedef struct {
   addr_range k_cache, v_cache, k_scale, v_scale; /* what the append writes (scales: int8 types only) */
 } append_job;
 
-static void append_kv_pointers(const attngen_append_args *a, const void *p[KVP_COUNT])
+/* The append's caches as attngen_args' K/V fields, strides and scales (the step's attention reads what the append
+ * wrote; the append's checks read its fields through the same list). */
+static void cache_as_args(const attngen_append_args *c, attngen_args *a)
 {
-#define KVP_CACHE_(F, f, api, stored, scale_max)                                                                       \
-  p[KVP_K(ATTNGEN_KV_ENC_##F)] = a->k_cache_##f, p[KVP_V(ATTNGEN_KV_ENC_##F)] = a->v_cache_##f;
-  p[KVP_K(ATTNGEN_KV_ENC_F32)] = a->k_cache, p[KVP_V(ATTNGEN_KV_ENC_F32)] = a->v_cache;
-  ATTNGEN_KV_ENCODING_LIST(KVP_CACHE_)
-  p[KVP_SCALE_K] = a->k_cache_scale, p[KVP_SCALE_V] = a->v_cache_scale;
-#undef KVP_CACHE_
+#define CACHE_FIELDS_(F, f, api, stored, scale_max) a->k_##f = c->k_cache_##f, a->v_##f = c->v_cache_##f;
+  a->k = c->k_cache, a->v = c->v_cache;
+  ATTNGEN_KV_ENCODING_LIST(CACHE_FIELDS_)
+#undef CACHE_FIELDS_
+  a->k_scale = c->k_cache_scale, a->v_scale = c->v_cache_scale;
+  a->k_stride = c->k_cache_stride, a->v_stride = c->v_cache_stride;
+  a->k_scale_stride = c->k_cache_scale_stride, a->v_scale_stride = c->v_cache_scale_stride;
+}
+
+static void append_kv_pointers(const attngen_append_args *c, const void *p[KVP_COUNT])
+{
+  attngen_args a;
+  memset(&a, 0, sizeof a);
+  cache_as_args(c, &a);
+  attngen_args_kv_pointers(&a, p);
 }
 
 static void append_job_free(append_job *j)
@@ -317,17 +328,9 @@ int attngen_step_parallel(const attngen_kernel *kernel, const attngen_step_args 
   a.kv_capacity = j.a.pages.block_table ? 0 : j.a.kv_capacity; /* paged: the block table's */
   a.pages = j.a.pages;
   a.q = s->q;
-  a.k = j.a.k_cache;
-  a.v = j.a.v_cache;
-#define CACHE_FIELDS_(F, f, api, stored, scale_max) a.k_##f = j.a.k_cache_##f, a.v_##f = j.a.v_cache_##f;
-  ATTNGEN_KV_ENCODING_LIST(CACHE_FIELDS_)
-#undef CACHE_FIELDS_
-  a.k_scale = j.a.k_cache_scale, a.v_scale = j.a.v_cache_scale;
-  a.k_scale_stride = j.a.k_cache_scale_stride, a.v_scale_stride = j.a.v_cache_scale_stride;
+  cache_as_args(&j.a, &a);
   a.o = s->o;
   a.q_stride = s->q_stride;
-  a.k_stride = j.a.k_cache_stride;
-  a.v_stride = j.a.v_cache_stride;
   a.o_stride = s->o_stride;
   a.kv_lens = kv_lens;
   a.scale = s->scale;

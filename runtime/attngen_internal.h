@@ -95,6 +95,8 @@ int attngen_tensor_extent(const char *what, const char *rows_name, const attngen
                           int d, size_t *out);
 int attngen_make_range(const char *name, const void *p, size_t floats, size_t elem, addr_range *r);
 int attngen_kv_fields(attngen_kv_dtype t, int f[4]);
+/* p[KVP_*]: the K/V fields of a, in that order */
+void attngen_args_kv_pointers(const attngen_args *a, const void *p[KVP_COUNT]);
 int attngen_check_kv_pointers(attngen_kv_dtype t, const void *const p[KVP_COUNT], const char *kernel_name,
                               const char *const names[KVP_COUNT]);
 /* Validates everything and returns a normalized copy (default strides, capacity, scale). */
