@@ -1040,7 +1040,7 @@ static void kv_type_errors(err_ctx *x, const test_case *c, const attngen_kernel 
                              *kv_field(&a, i) ? "set" : "NULL");
     if (!x->fail && (*kv_main(&a, t, 0) != f->k.p || *kv_main(&a, t, 1) != f->v.p))
       x->fail = case_failf(x->r, "attngen_args_set_kv(%s): K/V not the pointers given", attngen_kv_dtype_name(t));
-    before = a;
+    memcpy(&before, &a, sizeof before); /* padding included: memcmp below */
     expect_status(x, "attngen_args_set_kv(not a type)",
                   attngen_args_set_kv(&a, (attngen_kv_dtype)ATTNGEN_KV_COUNT_, f->k.p, f->v.p, NULL, NULL),
                   WANT(ATTNGEN_ERR_DTYPE));

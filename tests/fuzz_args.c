@@ -682,6 +682,20 @@ static const char *mutate(rng *r, const kpick *kp, attngen_args *a, attngen_kern
   const int m = rint_(r, 0, 21);
   switch (m) {
   case 0: {
+    if (pct(r, 10)) { /* the untyped setter: fp32 (the loop's kernels' type) keeps the call valid, another type sets
+                       * its own fields instead (refused by the run), a value that is no type is refused and changes
+                       * nothing */
+      const int t = rint_(r, -2, ATTNGEN_KV_COUNT_ + 1);
+      attngen_args before;
+      memcpy(&before, a, sizeof before); /* padding included: memcmp below */
+      const int st = attngen_args_set_kv(a, (attngen_kv_dtype)t, orig->k, orig->v, NULL, NULL);
+      if ((t < 0 || t >= ATTNGEN_KV_COUNT_) != (st != ATTNGEN_OK))
+        failf("attngen_args_set_kv(kv_dtype %d) returned %s", t, attngen_status_name(st));
+      else if (st != ATTNGEN_OK && memcmp(&before, a, sizeof before))
+        failf("a refused attngen_args_set_kv(kv_dtype %d) changed the args", t);
+      snprintf(what, sizeof what, "attngen_args_set_kv(kv_dtype %d)", t);
+      break;
+    }
     if (pct(r, 25)) { /* a field of another storage type set as well (an fp32 kernel): refused, never read */
       static const char *names[8] = {"k_f16", "v_f16", "k_bf16", "v_bf16", "k_i8", "v_i8", "k_scale", "v_scale"};
       const int w = rint_(r, 0, 7);
