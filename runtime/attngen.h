@@ -260,6 +260,14 @@ const char *attngen_kv_dtype_name(attngen_kv_dtype t); /* "f32", "f16", "bf16", 
  * n floats into n int8 with one scale: returns max|x| / 127 and writes rint(x[i] / scale) (see attngen_append_args);
  * element i reads back as q[i] * scale. */
 float attngen_int8_quantize(const float *x, int n, int8_t *q);
+/* A row of n elements of any type t, as the append writes it and the kernels read it: attngen_kv_from_float rounds
+ * (f16, bf16) or quantizes (a type with scales: one per group, written to scales[n / group]; int8's group is the whole
+ * row), attngen_kv_to_float widens exactly (times each group's scale). out / in hold n elements of the type; scales
+ * is NULL for a type without. Returns ATTNGEN_OK, or with a message (nothing written) ATTNGEN_ERR_DTYPE (t is not a
+ * type, or scales given to a type without them), ATTNGEN_ERR_SIZE (n < 1, or not a multiple of the type's group),
+ * ATTNGEN_ERR_NULL. */
+int attngen_kv_from_float(attngen_kv_dtype t, const float *x, int n, void *out, float *scales);
+int attngen_kv_to_float(attngen_kv_dtype t, const void *in, const float *scales, int n, float *x);
 
 /* ALiBi slopes of `heads` query heads, as the generator computes them for a table (in float64, rounded once): with n
  * the largest power of two <= heads, slope[h] = 2^(-max_bias (h + 1) / n) for h < n, and the heads past n take the

@@ -191,37 +191,33 @@ static int append_check(const attngen_kernel *kernel, const attngen_append_args 
   return ATTNGEN_OK;
 }
 
+/* The K (v = 0) or V (1) cache of encoding e, as bytes. */
+static unsigned char *cache_bytes(const attngen_append_args *a, attngen_kv_encoding e, int v)
+{
+  switch (e) {
+  case ATTNGEN_KV_ENC_F32: return (unsigned char *)(v ? a->v_cache : a->k_cache);
+#define CACHE_BYTES_(F, f, api, stored, scale_max)                                                                     \
+  case ATTNGEN_KV_ENC_##F: return (unsigned char *)(v ? a->v_cache_##f : a->k_cache_##f);
+    ATTNGEN_KV_ENCODING_LIST(CACHE_BYTES_)
+#undef CACHE_BYTES_
+  default: return NULL;
+  }
+}
+
 /* One fp32 row x of d elements into row `row` of sequence b, kv head h of the K (v = 0) or V (v = 1) cache, in the
- * cache's type: copied (f32), rounded (attngen_float_to_<field>_bits: f16, bf16), or, for a type with scales, each
- * group divided by its scale (max|x| / scale_max) first. */
+ * cache's type (attngen_kv_encode_row: copied, rounded, or quantized per scale group). */
 static void kv_row_store(const attngen_append_args *a, attngen_kv_dtype t, int d, int v, int b, ptrdiff_t row, int h,
                          const float *x)
 {
   const attngen_strides *st = v ? &a->v_cache_stride : &a->k_cache_stride;
   const ptrdiff_t off = attngen_row_offset(&a->pages, st, b, row) + h * st->head;
+  unsigned char *y = cache_bytes(a, attngen_kv_dtype_encoding(t), v) + off * attngen_kv_dtype_bytes(t);
   float *sc = NULL;
-  int c, i, g = d;
   if (attngen_kv_scales_per_row(t, d)) {
     const attngen_strides *ss = v ? &a->v_cache_scale_stride : &a->k_cache_scale_stride;
     sc = (v ? a->v_cache_scale : a->k_cache_scale) + attngen_row_offset(&a->pages, ss, b, row) + h * ss->head;
-    g = attngen_kv_group(t, d);
   }
-  switch (attngen_kv_dtype_encoding(t)) {
-  case ATTNGEN_KV_ENC_F32: memcpy((v ? a->v_cache : a->k_cache) + off, x, sizeof(float) * (size_t)d); break;
-#define STORE_(F, f, api, stored, scale_max)                                                                           \
-  case ATTNGEN_KV_ENC_##F: {                                                                                           \
-    stored *y = (stored *)(void *)(v ? a->v_cache_##f : a->k_cache_##f) + off;                                         \
-    for (c = 0; c < d; c += g) {                                                                                       \
-      const float s = sc ? attngen_kv_group_scale(x + c, g, (float)(scale_max)) : 1.0f;                                \
-      if (sc) sc[c / g] = s;                                                                                           \
-      for (i = c; i < c + g; ++i) y[i] = attngen_float_to_##f##_bits(sc ? attngen_kv_scaled(x[i], s) : x[i]);          \
-    }                                                                                                                  \
-    break;                                                                                                             \
-  }
-    ATTNGEN_KV_ENCODING_LIST(STORE_)
-#undef STORE_
-  default: break;
-  }
+  attngen_kv_encode_row(t, x, d, sc ? attngen_kv_group(t, d) : d, y, sc);
 }
 
 /* Writes the checked append: for each new token its K row, rotated by its position (RoPE kernels), and its V

@@ -38,3 +38,89 @@ float attngen_int8_quantize(const float *x, int n, int8_t *q)
   for (i = 0; i < n; ++i) q[i] = attngen_float_to_i8_bits(attngen_kv_scaled(x[i], scale));
   return scale;
 }
+
+/* n elements of type t from x into y (stored elements), g per scale (sc: the n / g scales; NULL for a type without
+ * scales, g then n): copied (f32), rounded (attngen_float_to_<field>_bits), or each group divided by its scale
+ * first. The append and attngen_kv_from_float. */
+void attngen_kv_encode_row(attngen_kv_dtype t, const float *x, int n, int g, void *y, float *sc)
+{
+  int c, i;
+  switch (attngen_kv_dtype_encoding(t)) {
+  case ATTNGEN_KV_ENC_F32: memcpy(y, x, sizeof(float) * (size_t)n); break;
+#define ENCODE_(F, f, api, stored, scale_max)                                                                          \
+  case ATTNGEN_KV_ENC_##F:                                                                                             \
+    for (c = 0; c < n; c += g) {                                                                                       \
+      const float s = sc ? attngen_kv_group_scale(x + c, g, (float)(scale_max)) : 1.0f;                                \
+      if (sc) sc[c / g] = s;                                                                                           \
+      for (i = c; i < c + g; ++i)                                                                                      \
+        ((stored *)y)[i] = attngen_float_to_##f##_bits(sc ? attngen_kv_scaled(x[i], s) : x[i]);                        \
+    }                                                                                                                  \
+    break;
+    ATTNGEN_KV_ENCODING_LIST(ENCODE_)
+#undef ENCODE_
+  default: break;
+  }
+}
+
+/* n stored elements of type t at y as floats into x: exact (attngen_<field>_bits_to_float), times the group's scale
+ * for a type with scales (sc, g as above): the floats the kernels compute with. The prefill copy and
+ * attngen_kv_to_float. */
+void attngen_kv_decode_row(attngen_kv_dtype t, const void *y, const float *sc, int n, int g, float *x)
+{
+  int c;
+  switch (attngen_kv_dtype_encoding(t)) {
+  case ATTNGEN_KV_ENC_F32: memcpy(x, y, sizeof(float) * (size_t)n); break;
+#define DECODE_(F, f, api, stored, scale_max)                                                                          \
+  case ATTNGEN_KV_ENC_##F:                                                                                             \
+    for (c = 0; c < n; ++c) x[c] = attngen_##f##_bits_to_float(((const stored *)y)[c]);                                \
+    break;
+    ATTNGEN_KV_ENCODING_LIST(DECODE_)
+#undef DECODE_
+  default: break;
+  }
+  if (sc)
+    for (c = 0; c < n; ++c) x[c] *= sc[c / g];
+}
+
+/* The public row conversions' checks; *g: elements per scale (n for a type without scales). */
+static int check_row(const char *fn, attngen_kv_dtype t, int n, const void *x, const void *y, const float *scales,
+                     int *g)
+{
+  int per;
+  if ((int)t < 0 || (int)t >= ATTNGEN_KV_COUNT_ || !attngen_kv_dtype_bytes(t))
+    return attngen_fail(ATTNGEN_ERR_DTYPE, "attngen: %s: kv_dtype %d is not a storage type", fn, (int)t);
+  if (n < 1) return attngen_fail(ATTNGEN_ERR_SIZE, "attngen: %s: n (%d) must be >= 1", fn, n);
+  if (!x || !y) return attngen_fail(ATTNGEN_ERR_NULL, "attngen: %s: the %s are NULL", fn, x ? "elements" : "floats");
+  per = attngen_kv_group(t, n);
+  if (!per) {
+    if (scales)
+      return attngen_fail(ATTNGEN_ERR_DTYPE, "attngen: %s: type %s has no scales, but scales are given", fn,
+                          attngen_kv_dtype_name(t));
+    *g = n;
+    return ATTNGEN_OK;
+  }
+  if (n % per)
+    return attngen_fail(ATTNGEN_ERR_SIZE, "attngen: %s: n (%d) is not a multiple of type %s's group of %d", fn, n,
+                        attngen_kv_dtype_name(t), per);
+  if (!scales)
+    return attngen_fail(ATTNGEN_ERR_NULL, "attngen: %s: type %s needs its scales (n / %d floats)", fn,
+                        attngen_kv_dtype_name(t), per);
+  *g = per;
+  return ATTNGEN_OK;
+}
+
+int attngen_kv_from_float(attngen_kv_dtype t, const float *x, int n, void *out, float *scales)
+{
+  int g = 0, st = check_row("attngen_kv_from_float", t, n, out, x, scales, &g);
+  if (st) return st;
+  attngen_kv_encode_row(t, x, n, g, out, scales);
+  return ATTNGEN_OK;
+}
+
+int attngen_kv_to_float(attngen_kv_dtype t, const void *in, const float *scales, int n, float *x)
+{
+  int g = 0, st = check_row("attngen_kv_to_float", t, n, in, x, scales, &g);
+  if (st) return st;
+  attngen_kv_decode_row(t, in, scales, n, g, x);
+  return ATTNGEN_OK;
+}

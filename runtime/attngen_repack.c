@@ -16,32 +16,32 @@ static int kv_pack_rows(const attngen_plan *p, int b)
   return (attngen_mask_features(p->kernel.shape.mask) & ATTNGEN_FEATURE_KV_LENS) ? a->kv_lens[b] : a->kv_len;
 }
 
-/* Row j of sequence b, kv head h of K (v = 0) or V (v = 1), as fp32 into dst: copied, or converted from the cache's
- * storage type (attngen_<field>_bits_to_float, exact, then times the group's scale for a type with scales: the same
- * floats the decode kernels compute with). */
+/* The K (v = 0) or V (1) cache of encoding e, as bytes. */
+static const unsigned char *kv_bytes(const attngen_args *a, attngen_kv_encoding e, int v)
+{
+  switch (e) {
+  case ATTNGEN_KV_ENC_F32: return (const unsigned char *)(v ? a->v : a->k);
+#define KV_BYTES_(F, f, api, stored, scale_max)                                                                        \
+  case ATTNGEN_KV_ENC_##F: return (const unsigned char *)(v ? a->v_##f : a->k_##f);
+    ATTNGEN_KV_ENCODING_LIST(KV_BYTES_)
+#undef KV_BYTES_
+  default: return NULL;
+  }
+}
+
+/* Row j of sequence b, kv head h of K (v = 0) or V (v = 1), as fp32 into dst (attngen_kv_decode_row: copied, or
+ * widened exactly and times the group's scale: the same floats the decode kernels compute with). */
 static void kv_row_to_float(const attngen_args *a, attngen_kv_dtype t, int d, int v, int b, int h, int j, float *dst)
 {
   const attngen_strides *st = v ? &a->v_stride : &a->k_stride;
   const ptrdiff_t off = attngen_row_offset(&a->pages, st, b, j) + h * st->head;
-  int c;
-  switch (attngen_kv_dtype_encoding(t)) {
-  case ATTNGEN_KV_ENC_F32: memcpy(dst, (v ? a->v : a->k) + off, sizeof(float) * (size_t)d); break;
-#define TO_FLOAT_(F, f, api, stored, scale_max)                                                                        \
-  case ATTNGEN_KV_ENC_##F: {                                                                                           \
-    const stored *x = (const stored *)(const void *)(v ? a->v_##f : a->k_##f) + off;                                   \
-    for (c = 0; c < d; ++c) dst[c] = attngen_##f##_bits_to_float(x[c]);                                                \
-    break;                                                                                                             \
-  }
-    ATTNGEN_KV_ENCODING_LIST(TO_FLOAT_)
-#undef TO_FLOAT_
-  default: break;
-  }
+  const unsigned char *y = kv_bytes(a, attngen_kv_dtype_encoding(t), v) + off * attngen_kv_dtype_bytes(t);
+  const float *sc = NULL;
   if (attngen_kv_scales_per_row(t, d)) {
     const attngen_strides *ss = v ? &a->v_scale_stride : &a->k_scale_stride;
-    const float *sc = (v ? a->v_scale : a->k_scale) + attngen_row_offset(&a->pages, ss, b, j) + h * ss->head;
-    const int g = attngen_kv_group(t, d);
-    for (c = 0; c < d; ++c) dst[c] *= sc[c / g];
+    sc = (v ? a->v_scale : a->k_scale) + attngen_row_offset(&a->pages, ss, b, j) + h * ss->head;
   }
+  attngen_kv_decode_row(t, y, sc, d, sc ? attngen_kv_group(t, d) : d, dst);
 }
 
 static void kv_pack_copy(const attngen_plan *p, int b, int h)

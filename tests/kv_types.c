@@ -500,10 +500,78 @@ static int run_int8(case_result *r) {
   return 0;
 }
 
+static int rint_in(uint64_t *s, int lo, int hi) { return lo + (int)(mix(s) % (uint64_t)(hi - lo + 1)); }
+
+/* attngen_kv_from_float / attngen_kv_to_float, every spec type: rows of random length (whole groups) and magnitude
+ * stored as the reference rounds or quantizes them (kvt_row_check: every element and scale, bit for bit) and read
+ * back as kvt_value reads the stored values; then every refusal, each leaving the output as it was. */
+static int run_rows(case_result *r) {
+  enum { MAXN = 512 };
+  static float x[MAXN], back[MAXN], scales[MAXN], scales0[MAXN];
+  static unsigned char y[4 * MAXN], y0[4 * MAXN];
+  uint64_t s = 0x5EEDull;
+  char why[200];
+#define ROW_TYPE_(E, name, api, bytes, group) ATTNGEN_KV_##E,
+  static const attngen_kv_dtype types[] = {ATTNGEN_KV_DTYPE_LIST(ROW_TYPE_)};
+  for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
+    const attngen_kv_dtype t = types[ti];
+    const int gfix = kvt_group(t, 3) == 3 ? 0 : kvt_group(t, 3); /* a fixed group's size, else 0 */
+    for (int rep = 0; rep < 300; rep++) {
+      const int unit = gfix ? gfix : 1; /* whole groups; int8 (a scale per row) and the float types: any n */
+      const int n = unit * rint_in(&s, 1, MAXN / unit);
+      const double mag = ldexp(1.0, rint_in(&s, -20, 20));
+      for (int i = 0; i < n; i++) x[i] = (float)(mag * ((double)(int64_t)(mix(&s) >> 40) / (double)(1 << 23) - 1.0));
+      if (rep == 0) memset(x, 0, sizeof x); /* an all-zero row: scale 0, elements 0 */
+      const int g = kvt_group(t, n);
+      if (attngen_kv_from_float(t, x, n, y, g ? scales : NULL) != ATTNGEN_OK)
+        return case_failf(r, "attngen_kv_from_float(%s, n %d): %s", attngen_kv_dtype_name(t), n, attngen_last_error());
+      kvt_cache c;
+      memset(&c, 0, sizeof c);
+      c.t = t, c.d = n, c.group = g, c.k = y, c.ks = scales;
+      if (kvt_row_check(&c, 0, 0, 0, x, why, sizeof why))
+        return case_failf(r, "attngen_kv_from_float(%s, n %d): %s", attngen_kv_dtype_name(t), n, why);
+      if (attngen_kv_to_float(t, y, g ? scales : NULL, n, back) != ATTNGEN_OK)
+        return case_failf(r, "attngen_kv_to_float(%s, n %d): %s", attngen_kv_dtype_name(t), n, attngen_last_error());
+      for (int i = 0; i < n; i++) {
+        const float want = kvt_value(&c, 0, (size_t)i, 0, i);
+        if (memcmp(&back[i], &want, sizeof want) && !(isnan(back[i]) && isnan(want)))
+          return case_failf(r, "attngen_kv_to_float(%s, n %d)[%d] = %.9g, the stored value is %.9g",
+                            attngen_kv_dtype_name(t), n, i, (double)back[i], (double)want);
+      }
+    }
+    /* refusals: nothing written */
+    const int g = kvt_group(t, 64);
+    memset(y, 0xA5, sizeof y), memset(scales, 0xA5, sizeof scales);
+    memcpy(y0, y, sizeof y), memcpy(scales0, scales, sizeof scales);
+    struct {
+      const char *what;
+      int st, want;
+    } bad[] = {
+        {"n 0", attngen_kv_from_float(t, x, 0, y, g ? scales : NULL), ATTNGEN_ERR_SIZE},
+        {"out NULL", attngen_kv_from_float(t, x, 64, NULL, g ? scales : NULL), ATTNGEN_ERR_NULL},
+        {"x NULL", attngen_kv_to_float(t, y, g ? scales : NULL, 64, NULL), ATTNGEN_ERR_NULL},
+        {"kv_dtype not a type", attngen_kv_from_float((attngen_kv_dtype)ATTNGEN_KV_COUNT_, x, 64, y, scales),
+         ATTNGEN_ERR_DTYPE},
+        {g ? "scales NULL" : "scales given", attngen_kv_from_float(t, x, 64, y, g ? NULL : scales),
+         g ? ATTNGEN_ERR_NULL : ATTNGEN_ERR_DTYPE},
+        {"n not whole groups", gfix ? attngen_kv_from_float(t, x, gfix + gfix / 2, y, scales) : ATTNGEN_ERR_SIZE,
+         ATTNGEN_ERR_SIZE},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+      if (bad[i].st != bad[i].want)
+        return case_failf(r, "attngen_kv_*_float(%s, %s) returned %s, expected %s", attngen_kv_dtype_name(t),
+                          bad[i].what, attngen_status_name(bad[i].st), attngen_status_name(bad[i].want));
+    if (memcmp(y, y0, sizeof y) || memcmp(scales, scales0, sizeof scales))
+      return case_failf(r, "a refused attngen_kv_*_float(%s) wrote its output", attngen_kv_dtype_name(t));
+  }
+  return 0;
+}
+
 const char *kvt_convert_name(int variant) {
   static const char *names[CONV_COUNT_] = {"f16 (attngen_f16_from_float, attngen_f16_to_float)",
                                            "bf16 (attngen_bf16_from_float, attngen_bf16_to_float)",
-                                           "int8 (attngen_int8_quantize)"};
+                                           "int8 (attngen_int8_quantize)",
+                                           "rows of every type (attngen_kv_from_float, attngen_kv_to_float)"};
   return variant >= 0 && variant < CONV_COUNT_ ? names[variant] : "?";
 }
 
@@ -513,6 +581,7 @@ int kvt_run_convert(const test_case *c, case_result *r) {
   case CONV_F16: return run_16(1, r);
   case CONV_BF16: return run_16(0, r);
   case CONV_INT8: return run_int8(r);
+  case CONV_ROWS: return run_rows(r);
   }
   return case_failf(r, "unknown conversion variant %d", c->variant);
 }

@@ -13,7 +13,7 @@
 #include "cases.h"
 
 /* CK_CONVERT variants */
-enum { CONV_F16, CONV_BF16, CONV_INT8, CONV_COUNT_ };
+enum { CONV_F16, CONV_BF16, CONV_INT8, CONV_ROWS, CONV_COUNT_ };
 const char *kvt_convert_name(int variant);
 int kvt_run_convert(const test_case *c, case_result *r);
 

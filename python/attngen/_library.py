@@ -32,6 +32,7 @@ _PROTOTYPES = {
     "attngen_cascade_decode": ([ctypes.POINTER(_abi.Kernel), ctypes.POINTER(_abi.CascadeArgs), ctypes.c_int],
                                ctypes.c_int),
     "attngen_alibi_slopes": ([ctypes.c_int, ctypes.c_double, ctypes.c_void_p], ctypes.c_int),
+    "attngen_kv_to_float": ([ctypes.c_int, _P, _P, ctypes.c_int, _P], ctypes.c_int),
     "attngen_last_error": ([], ctypes.c_char_p),
     "attngen_status_name": ([ctypes.c_int], ctypes.c_char_p),
 }

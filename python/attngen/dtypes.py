@@ -72,6 +72,22 @@ def bf16_from_float32(x):
     return np.where(nan, ((bits >> 16) | 0x40).astype(np.uint16), rounded)
 
 
+def _runtime_to_float(x, kv_dtype):
+    """Elements of an encoding NumPy has no type for, widened by the runtime (attngen_kv_to_float, exact); their
+    scales, if the type has them, are applied by the caller."""
+    from . import _library
+    from .errors import check
+    if kv_dtype in SCALED:
+        raise refuse("ATTNGEN_ERR_UNSUPPORTED", f"attngen: no NumPy conversion of {kv_dtype} elements")
+    bits = np.ascontiguousarray(x, NUMPY_DTYPE[kv_dtype])
+    out = np.empty(bits.shape, np.float32)
+    if bits.size:
+        lib = _library.load()
+        check(lib, lib.attngen_kv_to_float(_abi.KV_DTYPES.index(kv_dtype), bits.ctypes.data, None, bits.size,
+                                           out.ctypes.data), "attngen_kv_to_float")
+    return out
+
+
 def dequantize(x, scale=None, kv_dtype=None, dtype=np.float32):
     """The values a cache holds, as `dtype`: f16 and bf16 widened, int8 elements times their group's scale (computed
     in `dtype`: float32 is what the kernels read, float64 the exact product)."""
@@ -81,7 +97,7 @@ def dequantize(x, scale=None, kv_dtype=None, dtype=np.float32):
     if field == "bf16":
         x = bf16_to_float32(x)
     elif NUMPY_DTYPE[kv_dtype] not in (np.float32, np.float16, np.int8):
-        raise refuse("ATTNGEN_ERR_UNSUPPORTED", f"attngen: no NumPy conversion of {kv_dtype} elements")
+        x = _runtime_to_float(x, kv_dtype)  # an encoding NumPy lacks: the runtime's own conversion
     if kv_dtype not in SCALED:
         return x.astype(dtype)
     per_row = scale.shape[-1]

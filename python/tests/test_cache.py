@@ -27,6 +27,15 @@ class Append(unittest.TestCase):
                 self.assertTrue(np.array_equal(v32[b, start:start + 5], widen(v[b])), kv_dtype)
                 self.assertTrue((k32[b, :start] == 0).all() and (k32[b, start + 5:] == 0).all(), kv_dtype)
 
+    def test_the_runtimes_widening_is_numpys(self):
+        # an encoding NumPy has no type for is widened by the runtime (attngen_kv_to_float); bf16, which NumPy
+        # widens itself, checks that path on every pattern, NaNs by NaN-ness
+        from attngen import dtypes
+        bits = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).reshape(16, 4096)
+        got, want = dtypes._runtime_to_float(bits, "bf16"), attngen.bf16_to_float32(bits)
+        self.assertTrue(np.array_equal(got, want, equal_nan=True))
+        self.assertTrue(np.array_equal(np.isnan(got), np.isnan(want)))
+
     def test_int8_rows_within_half_a_step_of_the_input(self):
         # one scale per group: max|x| / 127; every element then reads back within scale / 2 (plus fp32 rounding)
         rng = np.random.default_rng(12)
