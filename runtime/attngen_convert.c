@@ -65,21 +65,26 @@ void attngen_kv_encode_row(attngen_kv_dtype t, const float *x, int n, int g, voi
 /* n stored elements of type t at y as floats into x: exact (attngen_<field>_bits_to_float), times the group's scale
  * for a type with scales (sc, g as above): the floats the kernels compute with. The prefill copy and
  * attngen_kv_to_float. */
-void attngen_kv_decode_row(attngen_kv_dtype t, const void *y, const float *sc, int n, int g, float *x)
+void attngen_kv_decode_row(attngen_kv_dtype t, const void *restrict y, const float *restrict sc, int n, int g,
+                           float *restrict x)
 {
-  int c;
+  int c, i;
   switch (attngen_kv_dtype_encoding(t)) {
   case ATTNGEN_KV_ENC_F32: memcpy(x, y, sizeof(float) * (size_t)n); break;
 #define DECODE_(F, f, api, stored, scale_max)                                                                          \
   case ATTNGEN_KV_ENC_##F:                                                                                             \
-    for (c = 0; c < n; ++c) x[c] = attngen_##f##_bits_to_float(((const stored *)y)[c]);                                \
+    if (!sc)                                                                                                           \
+      for (c = 0; c < n; ++c) x[c] = attngen_##f##_bits_to_float(((const stored *)y)[c]);                              \
+    else /* group by group, in one pass: no division per element */                                                    \
+      for (i = 0; i < n; i += g) {                                                                                     \
+        const float s = sc[i / g];                                                                                     \
+        for (c = i; c < i + g; ++c) x[c] = attngen_##f##_bits_to_float(((const stored *)y)[c]) * s;                    \
+      }                                                                                                                \
     break;
     ATTNGEN_KV_ENCODING_LIST(DECODE_)
 #undef DECODE_
   default: break;
   }
-  if (sc)
-    for (c = 0; c < n; ++c) x[c] *= sc[c / g];
 }
 
 /* The public row conversions' checks; *g: elements per scale (n for a type without scales). */
