@@ -21,6 +21,14 @@ local function read(path)
   return s
 end
 
+-- A spec list in the order of its C enum values (`id`).
+local function by_id(list)
+  local t = {}
+  for i, e in ipairs(list) do t[i] = e end
+  table.sort(t, function(a, b) return a.id < b.id end)
+  return t
+end
+
 local cache = {}
 local function render(root, name, env)
   local path = root .. "/templates/" .. name
@@ -31,6 +39,7 @@ local function render(root, name, env)
   env.I, env.add, env.mul = cexpr.I, cexpr.add, cexpr.mul
   env.ipairs, env.pairs, env.math, env.string, env.table, env.tostring = ipairs, pairs, math, string, table, tostring
   env.spec = spec
+  env.by_id = by_id
   env.kvtype = kvtype
   local out, err = template.substitute(cache[path], env)
   if not out then error("template " .. name .. ": " .. tostring(err)) end
@@ -412,16 +421,7 @@ end
 
 -- The storage types for the Python package (python/attngen/_spec.py links to it), written with the runtime's part.
 function M.python_spec(root, outdir)
-  local env = base_env("attngen --runtime -o DIR")
-  env.kv_by_id = {}
-  for _, t in ipairs(spec.kv_dtypes) do env.kv_by_id[#env.kv_by_id + 1] = t end
-  table.sort(env.kv_by_id, function(a, b) return a.id < b.id end)
-  env.kv_names, env.enc_names = {}, {}
-  for i, t in ipairs(env.kv_by_id) do env.kv_names[i] = '"' .. t.name .. '"' end
-  for _, e in ipairs(spec.kv_encodings) do
-    if e.name ~= "f32" then env.enc_names[#env.enc_names + 1] = '"' .. e.name .. '"' end
-  end
-  return { path = outdir .. "/attngen_spec.py", text = render(root, "spec.py.tpl", env) }
+  return { path = outdir .. "/attngen_spec.py", text = render(root, "spec.py.tpl", base_env("attngen --runtime -o DIR")) }
 end
 
 -- A registry of several models' tables (tests, benchmarks): one header, no per-model code in the program.

@@ -270,17 +270,13 @@ function spec.self_check()
     need(type(o.check) == "function" and type(o.c_value) == "function" and o.ctype and o.default,
       "option '%s' needs ctype, default, check and c_value", o.name)
   end
-  local enc = {}
   for _, t in ipairs(spec.kv_dtypes) do
     need((t.field == nil) == (t.name == "f32"), "kv_dtype '%s' needs a field (f32 alone has none)", t.name)
     need((t.group ~= nil) == (t.scale_max ~= nil), "kv_dtype '%s': group and scale_max go together", t.name)
-    local e = enc[t.field or "f32"]
-    if e then
-      for _, k in ipairs({ "ctype", "api", "bytes", "scale_max" }) do
-        need(e[k] == t[k], "kv_dtype '%s' shares field '%s' with '%s' but not its %s", t.name, t.field, e.name, k)
-      end
+    local first = spec.kv_encoding[t.field or "f32"].first
+    for _, k in ipairs({ "ctype", "api", "bytes", "scale_max" }) do
+      need(first[k] == t[k], "kv_dtype '%s' shares field '%s' with '%s' but not its %s", t.name, t.field, first.name, k)
     end
-    enc[t.field or "f32"] = e or t
   end
   if #problems > 0 then return "spec: " .. problems[1] end
 end
@@ -311,6 +307,7 @@ do
     end
   end
 end
+spec.kv_encoding = index(spec.kv_encodings)
 spec.attn_feature = index(spec.attn_features)
 spec.option = index(spec.options)
 spec.rope_style = index(spec.rope.styles)

@@ -122,7 +122,7 @@ int attngen_kv_fields(attngen_kv_dtype t, int f[4])
 {
   const attngen_kv_encoding e = attngen_kv_dtype_encoding(t);
   f[0] = KVP_K(e), f[1] = KVP_V(e);
-  if (!attngen_kv_scales_per_row(t, ATTNGEN_MAX_HEAD_DIM)) return 2;
+  if (!attngen_kv_group(t, 1)) return 2;
   f[2] = KVP_SCALE_K, f[3] = KVP_SCALE_V;
   return 4;
 }
@@ -183,12 +183,7 @@ void attngen_args_kv_pointers(const attngen_args *a, const void *p[KVP_COUNT])
 static int check_set_kv(const void *a, attngen_kv_dtype t, const void *k_scale, const void *v_scale, const char *fn)
 {
   if (!a) return attngen_fail(ATTNGEN_ERR_NULL, "attngen: %s: args are NULL", fn);
-  if ((int)t < 0 || (int)t >= ATTNGEN_KV_COUNT_ || !attngen_kv_dtype_bytes(t))
-    return attngen_fail(ATTNGEN_ERR_DTYPE, "attngen: %s: kv_dtype %d is not a storage type", fn, (int)t);
-  if ((k_scale || v_scale) && !attngen_kv_scales_per_row(t, ATTNGEN_MAX_HEAD_DIM))
-    return attngen_fail(ATTNGEN_ERR_DTYPE, "attngen: %s: type %s has no scales, but %s is given", fn,
-                        attngen_kv_dtype_name(t), k_scale ? "k_scale" : "v_scale");
-  return ATTNGEN_OK;
+  return attngen_check_kv_dtype(fn, t, k_scale || v_scale);
 }
 
 int attngen_args_set_kv(attngen_args *a, attngen_kv_dtype t, const void *k, const void *v, const float *k_scale,

@@ -191,27 +191,15 @@ static int append_check(const attngen_kernel *kernel, const attngen_append_args 
   return ATTNGEN_OK;
 }
 
-/* The K (v = 0) or V (1) cache of encoding e, as bytes. */
-static unsigned char *cache_bytes(const attngen_append_args *a, attngen_kv_encoding e, int v)
-{
-  switch (e) {
-  case ATTNGEN_KV_ENC_F32: return (unsigned char *)(v ? a->v_cache : a->k_cache);
-#define CACHE_BYTES_(F, f, api, stored, scale_max)                                                                     \
-  case ATTNGEN_KV_ENC_##F: return (unsigned char *)(v ? a->v_cache_##f : a->k_cache_##f);
-    ATTNGEN_KV_ENCODING_LIST(CACHE_BYTES_)
-#undef CACHE_BYTES_
-  default: return NULL;
-  }
-}
-
-/* One fp32 row x of d elements into row `row` of sequence b, kv head h of the K (v = 0) or V (v = 1) cache, in the
- * cache's type (attngen_kv_encode_row: copied, rounded, or quantized per scale group). */
-static void kv_row_store(const attngen_append_args *a, attngen_kv_dtype t, int d, int v, int b, ptrdiff_t row, int h,
-                         const float *x)
+/* One fp32 row x of d elements into row `row` of sequence b, kv head h of the K (v = 0) or V (v = 1) cache, whose
+ * elements start at `base`, in the cache's type (attngen_kv_encode_row: copied, rounded, or quantized per scale
+ * group). */
+static void kv_row_store(const attngen_append_args *a, attngen_kv_dtype t, unsigned char *base, int d, int v, int b,
+                         ptrdiff_t row, int h, const float *x)
 {
   const attngen_strides *st = v ? &a->v_cache_stride : &a->k_cache_stride;
   const ptrdiff_t off = attngen_row_offset(&a->pages, st, b, row) + h * st->head;
-  unsigned char *y = cache_bytes(a, attngen_kv_dtype_encoding(t), v) + off * attngen_kv_dtype_bytes(t);
+  unsigned char *y = base + off * attngen_kv_dtype_bytes(t);
   float *sc = NULL;
   if (attngen_kv_scales_per_row(t, d)) {
     const attngen_strides *ss = v ? &a->v_cache_scale_stride : &a->k_cache_scale_stride;
@@ -232,7 +220,13 @@ static void append_write(const attngen_kernel *kernel, const append_job *j, cons
   const int rope = r->style != ATTNGEN_ROPE_NONE;
   const attngen_kv_dtype t = kernel->shape.kv_dtype;
   const size_t rot = rope ? (size_t)r->rotary_dim : 0;
+  const attngen_kv_encoding e = attngen_kv_dtype_encoding(t);
+  const void *kvp[KVP_COUNT];
+  unsigned char *kbase, *vbase;
   int b, i, h;
+  append_kv_pointers(a, kvp);
+  /* the cache fields of attngen_append_args are writable; the KVP list holds every field as const */
+  kbase = (unsigned char *)kvp[KVP_K(e)], vbase = (unsigned char *)kvp[KVP_V(e)];
   for (b = 0; b < a->batch; ++b) {
     const float *cs = NULL;
     if (rope) {
@@ -250,8 +244,8 @@ static void append_write(const attngen_kernel *kernel, const append_job *j, cons
         const float *vn = a->v_new + b * a->v_new_stride.batch + i * a->v_new_stride.seq + h * a->v_new_stride.head;
         /* K rotated in fp32 (krow: head_dim floats), then stored in the cache's type */
         if (rope) attngen_rope_rotate(r, cs + (size_t)i * rot, kn, d, krow, 1, 1.0f, 0);
-        kv_row_store(a, t, d, 0, b, row, h, rope ? krow : kn);
-        kv_row_store(a, t, d, 1, b, row, h, vn);
+        kv_row_store(a, t, kbase, d, 0, b, row, h, rope ? krow : kn);
+        kv_row_store(a, t, vbase, d, 1, b, row, h, vn);
       }
     }
   }

@@ -87,20 +87,18 @@ void attngen_kv_decode_row(attngen_kv_dtype t, const void *restrict y, const flo
   }
 }
 
-/* The public row conversions' checks; *g: elements per scale (n for a type without scales). */
-static int check_row(const char *fn, attngen_kv_dtype t, int n, const void *x, const void *y, const float *scales,
-                     int *g)
+/* The public row conversions' checks, of the stored `elements` and the `floats`; *g: elements per scale (n for a
+ * type without scales). */
+static int check_row(const char *fn, attngen_kv_dtype t, int n, const void *elements, const void *floats,
+                     const float *scales, int *g)
 {
-  int per;
-  if ((int)t < 0 || (int)t >= ATTNGEN_KV_COUNT_ || !attngen_kv_dtype_bytes(t))
-    return attngen_fail(ATTNGEN_ERR_DTYPE, "attngen: %s: kv_dtype %d is not a storage type", fn, (int)t);
+  int st = attngen_check_kv_dtype(fn, t, scales != NULL), per;
+  if (st) return st;
   if (n < 1) return attngen_fail(ATTNGEN_ERR_SIZE, "attngen: %s: n (%d) must be >= 1", fn, n);
-  if (!x || !y) return attngen_fail(ATTNGEN_ERR_NULL, "attngen: %s: the %s are NULL", fn, x ? "elements" : "floats");
+  if (!elements || !floats)
+    return attngen_fail(ATTNGEN_ERR_NULL, "attngen: %s: the %s are NULL", fn, elements ? "floats" : "elements");
   per = attngen_kv_group(t, n);
   if (!per) {
-    if (scales)
-      return attngen_fail(ATTNGEN_ERR_DTYPE, "attngen: %s: type %s has no scales, but scales are given", fn,
-                          attngen_kv_dtype_name(t));
     *g = n;
     return ATTNGEN_OK;
   }

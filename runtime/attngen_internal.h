@@ -43,6 +43,9 @@ void attngen_log_verbose(const char *fmt, ...);
 
 /* Elements per scale of storage type t for head_dim d (0: no scales). */
 int attngen_kv_group(attngen_kv_dtype t, int d);
+/* t is a storage type, and scales are given only to a type with them: ATTNGEN_OK, else ATTNGEN_ERR_DTYPE naming the
+ * function fn. */
+int attngen_check_kv_dtype(const char *fn, attngen_kv_dtype t, int scales_given);
 /* The scale of a group of n elements of a type with scales: max|x| / scale_max (attngen_convert.c). */
 float attngen_kv_group_scale(const float *x, int n, float scale_max);
 /* n elements of type t to and from fp32, g per scale (sc: the scales, NULL for a type without; g then n) */

@@ -16,26 +16,15 @@ static int kv_pack_rows(const attngen_plan *p, int b)
   return (attngen_mask_features(p->kernel.shape.mask) & ATTNGEN_FEATURE_KV_LENS) ? a->kv_lens[b] : a->kv_len;
 }
 
-/* The K (v = 0) or V (1) cache of encoding e, as bytes. */
-static const unsigned char *kv_bytes(const attngen_args *a, attngen_kv_encoding e, int v)
-{
-  switch (e) {
-  case ATTNGEN_KV_ENC_F32: return (const unsigned char *)(v ? a->v : a->k);
-#define KV_BYTES_(F, f, api, stored, scale_max)                                                                        \
-  case ATTNGEN_KV_ENC_##F: return (const unsigned char *)(v ? a->v_##f : a->k_##f);
-    ATTNGEN_KV_ENCODING_LIST(KV_BYTES_)
-#undef KV_BYTES_
-  default: return NULL;
-  }
-}
-
-/* Row j of sequence b, kv head h of K (v = 0) or V (v = 1), as fp32 into dst (attngen_kv_decode_row: copied, or
- * widened exactly and times the group's scale: the same floats the decode kernels compute with). */
-static void kv_row_to_float(const attngen_args *a, attngen_kv_dtype t, int d, int v, int b, int h, int j, float *dst)
+/* Row j of sequence b, kv head h of K (v = 0) or V (v = 1), whose elements start at `base`, as fp32 into dst
+ * (attngen_kv_decode_row: copied, or widened exactly and times the group's scale: the same floats the decode kernels
+ * compute with). */
+static void kv_row_to_float(const attngen_args *a, attngen_kv_dtype t, const unsigned char *base, int d, int v, int b,
+                            int h, int j, float *dst)
 {
   const attngen_strides *st = v ? &a->v_stride : &a->k_stride;
   const ptrdiff_t off = attngen_row_offset(&a->pages, st, b, j) + h * st->head;
-  const unsigned char *y = kv_bytes(a, attngen_kv_dtype_encoding(t), v) + off * attngen_kv_dtype_bytes(t);
+  const unsigned char *y = base + off * attngen_kv_dtype_bytes(t);
   const float *sc = NULL;
   if (attngen_kv_scales_per_row(t, d)) {
     const attngen_strides *ss = v ? &a->v_scale_stride : &a->k_scale_stride;
@@ -54,15 +43,18 @@ static void kv_pack_copy(const attngen_plan *p, int b, int h)
   /* a sliding window: the rows below the first query's window (past the sink tokens) are read by no item */
   const int offset = p->items[(size_t)b * (p->n_items / (size_t)p->args.batch)].causal_offset; /* items: b-major */
   const int lo = attngen_window_first_key(&p->args, offset), sinks = p->args.window ? p->args.sink_tokens : 0;
+  const attngen_kv_encoding e = attngen_kv_dtype_encoding(t);
+  const void *kvp[KVP_COUNT];
   int j;
+  attngen_args_kv_pointers(&p->args, kvp);
   /* causal: no row past the last query's limit is read (a paged sequence may have no page there) */
   if ((attngen_mask_features(p->kernel.shape.mask) & ATTNGEN_FEATURE_CAUSAL) && offset + p->args.q_len < n)
     n = offset + p->args.q_len;
   for (j = 0; j < n; ++j) {
     if (j >= sinks && j < lo) j = lo;
     if (j >= n) break;
-    kv_row_to_float(&p->args, t, d, 0, b, h, j, kd + (size_t)j * d);
-    kv_row_to_float(&p->args, t, d, 1, b, h, j, vd + (size_t)j * d);
+    kv_row_to_float(&p->args, t, (const unsigned char *)kvp[KVP_K(e)], d, 0, b, h, j, kd + (size_t)j * d);
+    kv_row_to_float(&p->args, t, (const unsigned char *)kvp[KVP_V(e)], d, 1, b, h, j, vd + (size_t)j * d);
   }
 }
 

@@ -34,6 +34,16 @@ const char *attngen_kv_dtype_name(attngen_kv_dtype t)
 /* Elements per scale of type t for head_dim d (0: no scales). */
 int attngen_kv_group(attngen_kv_dtype t, int d) { return kv_types[t].group < 0 ? d : kv_types[t].group; }
 
+int attngen_check_kv_dtype(const char *fn, attngen_kv_dtype t, int scales_given)
+{
+  if ((unsigned)t >= ATTNGEN_KV_COUNT_)
+    return attngen_fail(ATTNGEN_ERR_DTYPE, "attngen: %s: kv_dtype %d is not a storage type", fn, (int)t);
+  if (scales_given && !kv_types[t].group)
+    return attngen_fail(ATTNGEN_ERR_DTYPE, "attngen: %s: type %s has no scales, but scales are given", fn,
+                        kv_types[t].name);
+  return ATTNGEN_OK;
+}
+
 
 const char *attngen_isa_name(attngen_isa isa)
 {

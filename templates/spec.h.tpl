@@ -21,12 +21,6 @@
 #define ATTNGEN_MAX_HEAD_DIM $(I(spec.limits.max_head_dim))
 #define ATTNGEN_DECODE_MAX_Q $(I(spec.phase.decode.max_q)) /* decode kernels take 1 <= q_len <= this */
 
-@ local function by_id(list)
-@   local t = {}
-@   for i, e in ipairs(list) do t[i] = e end
-@   table.sort(t, function(a, b) return a.id < b.id end)
-@   return t
-@ end
 /* ---- ISAs. ATTNGEN_ISA_COMPILED_<ISA>: whether a generated file keeps that ISA's code on this target. */
 @ for _, s in ipairs(spec.isas) do
 @   if s.arch then

@@ -7,7 +7,12 @@ attngen_spec.h has them for C: enum values are positions in KV_DTYPES."""
 
 ABI = $(I(abi))  # attngen_table.abi of the tables this package reads (ATTNGEN_ABI)
 
-KV_DTYPES = ($(table.concat(kv_names, ", ")),)
+@ local kv_by_id = by_id(spec.kv_dtypes)
+KV_DTYPES = (
+@ for _, t in ipairs(kv_by_id) do
+    "$(t.name)",
+@ end
+)
 # each type's encoding (its attngen_args fields: k and v for f32, else k_<field> and v_<field>), stored C type and
 # scale group (None: no scales; "row": one per (token, kv head) row; n: one per n elements)
 KV_TYPES = {
@@ -16,4 +21,10 @@ KV_TYPES = {
 @ end
 }
 # the encodings with fields of their own, in the order of those fields in attngen_args and attngen_append_args
-KV_ENCODINGS = ($(table.concat(enc_names, ", ")),)
+KV_ENCODINGS = (
+@ for _, e in ipairs(spec.kv_encodings) do
+@   if e.name ~= "f32" then
+    "$(e.name)",
+@   end
+@ end
+)

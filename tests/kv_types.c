@@ -539,8 +539,16 @@ static int run_rows(case_result *r) {
                             attngen_kv_dtype_name(t), n, i, (double)back[i], (double)want);
       }
     }
-    /* refusals: nothing written */
+    /* refusals: nothing written; a NULL argument named */
     const int g = kvt_group(t, 64);
+    if (attngen_kv_to_float(t, y, g ? scales : NULL, 64, NULL) != ATTNGEN_ERR_NULL ||
+        !strstr(attngen_last_error(), "floats"))
+      return case_failf(r, "attngen_kv_to_float(%s, x NULL): \"%s\" does not name the floats", attngen_kv_dtype_name(t),
+                        attngen_last_error());
+    if (attngen_kv_from_float(t, x, 64, NULL, g ? scales : NULL) != ATTNGEN_ERR_NULL ||
+        !strstr(attngen_last_error(), "elements"))
+      return case_failf(r, "attngen_kv_from_float(%s, out NULL): \"%s\" does not name the elements",
+                        attngen_kv_dtype_name(t), attngen_last_error());
     memset(y, 0xA5, sizeof y), memset(scales, 0xA5, sizeof scales);
     memcpy(y0, y, sizeof y), memcpy(scales0, scales, sizeof scales);
     struct {

@@ -6,7 +6,14 @@ attngen_spec.h has them for C: enum values are positions in KV_DTYPES."""
 
 ABI = 9  # attngen_table.abi of the tables this package reads (ATTNGEN_ABI)
 
-KV_DTYPES = ("f32", "f16", "bf16", "int8", "int8_g64", "int8_g32",)
+KV_DTYPES = (
+    "f32",
+    "f16",
+    "bf16",
+    "int8",
+    "int8_g64",
+    "int8_g32",
+)
 # each type's encoding (its attngen_args fields: k and v for f32, else k_<field> and v_<field>), stored C type and
 # scale group (None: no scales; "row": one per (token, kv head) row; n: one per n elements)
 KV_TYPES = {
@@ -18,4 +25,8 @@ KV_TYPES = {
     "int8_g32": ("i8", "int8_t", 32),
 }
 # the encodings with fields of their own, in the order of those fields in attngen_args and attngen_append_args
-KV_ENCODINGS = ("f16", "bf16", "i8",)
+KV_ENCODINGS = (
+    "f16",
+    "bf16",
+    "i8",
+)
