@@ -149,13 +149,14 @@ $(ind)}
 @ -- on rows contiguous per head (contig) the blocks that read each V row whole, so the head's rows stay one
 @ -- sequential stream, else the token-major blocks.
 @ -- pf: the C arguments of a `_pf` block (rows to ask for as V's rows are read), or nil: none.
-@ local function pv_blocks(ind, j0, nkeys, pf)
+@ -- packed: V rows from the packed tile vt (row stride dp), by the token-major blocks.
+@ local function pv_blocks(ind, j0, nkeys, pf, packed)
 @   local s_at = columns and ("st + " .. (j0 and j0 .. " * ms + " or "") .. "hh * rows_pv + r0")
 @     or ("st + (hh * rows_pv + r0) * ss" .. (j0 and " + " .. j0 or ""))
-@   local head = "(" .. s_at .. qs_arg .. ", alpha + hh * rows_pv + r0, " .. nkeys .. ", vbase, vs" ..
+@   local head = "(" .. s_at .. qs_arg .. ", alpha + hh * rows_pv + r0, " .. nkeys .. ", " .. (packed and "vt, dp" or "vbase, vs") ..
 @     (kv.scaled and ", vsbase, a->v_scale_stride.seq" or "") .. ", ot + r0 * dp, dp" .. (kern.D and "" or ", d")
 @   local args = head .. ");"
-@   if mk.pv_contig then
+@   if mk.pv_contig and not packed then
 @     local args_contig = mk.pv_contig.prefetch and (head .. ", " .. (pf or "NULL, 0, 0") .. ");") or args
 $(ind)if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
 @     row_blocks(ind .. "  ", mk.pv_contig.pr, mk.pv_contig.name, mk.pv_contig.edges, args_contig)
@@ -339,6 +340,9 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @   end
   float *restrict st = scratch;                       /* scores, then P: $(columns and "[keys][ms]" or "[ms][keys]") */
   float *restrict m_all = scratch + $(I(plan.scratch.m_offset)), *restrict l_all = scratch + $(I(plan.scratch.l_offset));
+@   if plan.lanes then
+  float *restrict vt = scratch + $(I(plan.scratch.vt_offset)); /* rows in the lanes: a head's V rows of the tile, packed */
+@   end
 @ else
   /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
@@ -631,7 +635,9 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[$(I(plan.lanes.kb))];
           for (int j = 0; j < $(I(plan.lanes.kb)); ++j) krow[j] = kh + koff[j];
-@   prefetch_token_major("          ", "hh", "j0", I(plan.lanes.kb))
+@   if plan.prefetch_lanes then
+@     prefetch_stream("          ", "hh", "j0", I(plan.lanes.kb), "!contig")
+@   end
           for (int r0 = 0; r0 < rows; r0 += $(I(plan.lanes.panel)))
             $(mk.qk_lanes.name)(qt + r0 * $(I(kern.D)), krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -692,6 +698,22 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
 @   prefetch_token_major("      ", "nh + hh", "0", "nk")
+@   if plan.lanes then
+      if (lanes && !contig) {
+        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
+         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
+@     if plan.prefetch_lanes and not plan.prefetch_token_major then
+@       prefetch_stream("        ", "nh + hh", "0", "nk")
+@     end
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = $(kv.v_ptr) + (it->kvh0 + hh) * a->v_stride.head + $(paged and page_row("kt + j", "a->v_stride.batch", "vs") or "b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs");
+          float *restrict dst = vt + j * dp;
+          for (int c = 0; c < $(D); c += $(I(W))) $(isa.store("dst + c", isa.load("src + c")))
+        }
+@     pv_blocks("        ", nil, "n", nil, true)
+        continue;
+      }
+@   end
 @   if paged then
       /* paged: the tile's V rows page run by page run, each a P·V call over its keys; the rescale applies once
        * (alpha 1 after the first run), so the sums are those of one call over the whole tile, bit for bit */

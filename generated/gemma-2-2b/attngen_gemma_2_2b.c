@@ -1643,6 +1643,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_window_softcap_decode_
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 8192, *restrict l_all = scratch + 8256;
+  float *restrict vt = scratch + 41280; /* rows in the lanes: a head's V rows of the tile, packed */
   float *restrict alpha = scratch + 8320; /* rescale per row */
   float *restrict lim = scratch + 8384; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 8448); /* exclusive key limit per row */
@@ -1904,6 +1905,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_window_softcap_decode_
           }
         }
       }
+      if (lanes && !contig) {
+        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
+         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+          float *restrict dst = vt + j * dp;
+          for (int c = 0; c < 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+        }
+        int r0 = 0;
+        for (; r0 + 2 <= rows; r0 += 2)
+          attngen_pv_d256_2x64_t64__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
+        continue;
+      }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
@@ -1958,6 +1972,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_window_softcap
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 8192, *restrict l_all = scratch + 8256;
+  float *restrict vt = scratch + 41280; /* rows in the lanes: a head's V rows of the tile, packed */
   float *restrict alpha = scratch + 8320; /* rescale per row */
   float *restrict lim = scratch + 8384; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 8448); /* exclusive key limit per row */
@@ -2219,6 +2234,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_window_softcap
             for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
           }
         }
+      }
+      if (lanes && !contig) {
+        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
+         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+          float *restrict dst = vt + j * dp;
+          for (int c = 0; c < 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+        }
+        int r0 = 0;
+        for (; r0 + 2 <= rows; r0 += 2)
+          attngen_pv_d256_2x64_t64__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
+        continue;
       }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
@@ -2657,6 +2685,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_softcap_decode__avx512
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 8192, *restrict l_all = scratch + 8256;
+  float *restrict vt = scratch + 41280; /* rows in the lanes: a head's V rows of the tile, packed */
   float *restrict alpha = scratch + 8320; /* rescale per row */
   float *restrict lim = scratch + 8384; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 8448); /* exclusive key limit per row */
@@ -2902,6 +2931,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_softcap_decode__avx512
           }
         }
       }
+      if (lanes && !contig) {
+        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
+         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+          float *restrict dst = vt + j * dp;
+          for (int c = 0; c < 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+        }
+        int r0 = 0;
+        for (; r0 + 2 <= rows; r0 += 2)
+          attngen_pv_d256_2x64_t64__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
+        continue;
+      }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
@@ -2956,6 +2998,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_softcap_decode
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 8192, *restrict l_all = scratch + 8256;
+  float *restrict vt = scratch + 41280; /* rows in the lanes: a head's V rows of the tile, packed */
   float *restrict alpha = scratch + 8320; /* rescale per row */
   float *restrict lim = scratch + 8384; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 8448); /* exclusive key limit per row */
@@ -3201,6 +3244,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_softcap_decode
             for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
           }
         }
+      }
+      if (lanes && !contig) {
+        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
+         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+          float *restrict dst = vt + j * dp;
+          for (int c = 0; c < 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+        }
+        int r0 = 0;
+        for (; r0 + 2 <= rows; r0 += 2)
+          attngen_pv_d256_2x64_t64__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
+        continue;
       }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
@@ -4852,6 +4908,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_window_softcap_decode__a
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 9216, *restrict l_all = scratch + 9280;
+  float *restrict vt = scratch + 42304; /* rows in the lanes: a head's V rows of the tile, packed */
   float *restrict alpha = scratch + 9344; /* rescale per row */
   float *restrict lim = scratch + 9408; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 9472); /* exclusive key limit per row */
@@ -4978,6 +5035,20 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_window_softcap_decode__a
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[6];
           for (int j = 0; j < 6; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 6 ? kend - tk : j0 + 6; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           for (int r0 = 0; r0 < rows; r0 += 16)
             attngen_qk_d256_16x6_q16_t64__avx2(qt + r0 * 256, krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -5071,6 +5142,33 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_window_softcap_decode__a
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
+      if (lanes && !contig) {
+        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
+         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
+        {
+          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+          const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+          if (0 < j1) {
+            const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                 : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+            const ptrdiff_t rs = hv ? vs : ks;
+            for (int j = 0; j < j1; ++j) {
+              const float *r = rb + j * rs;
+              for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+            }
+          }
+        }
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+          float *restrict dst = vt + j * dp;
+          for (int c = 0; c < 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+        }
+        int r0 = 0;
+        for (; r0 + 2 <= rows; r0 += 2)
+          attngen_pv_d256_2x32_t64__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
+        continue;
+      }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
@@ -5125,6 +5223,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_window_softcap_d
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 9216, *restrict l_all = scratch + 9280;
+  float *restrict vt = scratch + 42304; /* rows in the lanes: a head's V rows of the tile, packed */
   float *restrict alpha = scratch + 9344; /* rescale per row */
   float *restrict lim = scratch + 9408; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 9472); /* exclusive key limit per row */
@@ -5252,6 +5351,20 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_window_softcap_d
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[6];
           for (int j = 0; j < 6; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 6 ? kend - tk : j0 + 6; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           for (int r0 = 0; r0 < rows; r0 += 16)
             attngen_qk_d256_16x6_q16_t64__avx2(qt + r0 * 256, krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -5345,6 +5458,33 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_window_softcap_d
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
+      if (lanes && !contig) {
+        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
+         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
+        {
+          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+          const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+          if (0 < j1) {
+            const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                 : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+            const ptrdiff_t rs = hv ? vs : ks;
+            for (int j = 0; j < j1; ++j) {
+              const float *r = rb + j * rs;
+              for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+            }
+          }
+        }
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+          float *restrict dst = vt + j * dp;
+          for (int c = 0; c < 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+        }
+        int r0 = 0;
+        for (; r0 + 2 <= rows; r0 += 2)
+          attngen_pv_d256_2x32_t64__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
+        continue;
+      }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
@@ -5782,6 +5922,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_softcap_decode__avx2(con
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 9216, *restrict l_all = scratch + 9280;
+  float *restrict vt = scratch + 42304; /* rows in the lanes: a head's V rows of the tile, packed */
   float *restrict alpha = scratch + 9344; /* rescale per row */
   float *restrict lim = scratch + 9408; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 9472); /* exclusive key limit per row */
@@ -5898,6 +6039,20 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_softcap_decode__avx2(con
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[6];
           for (int j = 0; j < 6; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 6 ? kend - tk : j0 + 6; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           for (int r0 = 0; r0 < rows; r0 += 16)
             attngen_qk_d256_16x6_q16_t64__avx2(qt + r0 * 256, krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -5985,6 +6140,33 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_softcap_decode__avx2(con
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
+      if (lanes && !contig) {
+        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
+         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
+        {
+          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+          const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+          if (0 < j1) {
+            const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                 : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+            const ptrdiff_t rs = hv ? vs : ks;
+            for (int j = 0; j < j1; ++j) {
+              const float *r = rb + j * rs;
+              for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+            }
+          }
+        }
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+          float *restrict dst = vt + j * dp;
+          for (int c = 0; c < 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+        }
+        int r0 = 0;
+        for (; r0 + 2 <= rows; r0 += 2)
+          attngen_pv_d256_2x32_t64__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
+        continue;
+      }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
@@ -6039,6 +6221,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_softcap_decode__
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 9216, *restrict l_all = scratch + 9280;
+  float *restrict vt = scratch + 42304; /* rows in the lanes: a head's V rows of the tile, packed */
   float *restrict alpha = scratch + 9344; /* rescale per row */
   float *restrict lim = scratch + 9408; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 9472); /* exclusive key limit per row */
@@ -6156,6 +6339,20 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_softcap_decode__
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[6];
           for (int j = 0; j < 6; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 6 ? kend - tk : j0 + 6; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           for (int r0 = 0; r0 < rows; r0 += 16)
             attngen_qk_d256_16x6_q16_t64__avx2(qt + r0 * 256, krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -6243,6 +6440,33 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_softcap_decode__
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
+      if (lanes && !contig) {
+        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
+         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
+        {
+          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+          const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+          if (0 < j1) {
+            const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                 : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+            const ptrdiff_t rs = hv ? vs : ks;
+            for (int j = 0; j < j1; ++j) {
+              const float *r = rb + j * rs;
+              for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+            }
+          }
+        }
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+          float *restrict dst = vt + j * dp;
+          for (int c = 0; c < 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+        }
+        int r0 = 0;
+        for (; r0 + 2 <= rows; r0 += 2)
+          attngen_pv_d256_2x32_t64__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
+        continue;
+      }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
@@ -11235,9 +11459,9 @@ static const attngen_kernel_info attngen_table_gemma_2_2b_local_kernels[] = {
   { "attn_h8_kv4_d256_causal_padding_window_softcap_prefill__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_prefill__avx512, 0 },
   { "attn_h8_kv4_d256_causal_window_softcap_decode__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_window_softcap_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 74048, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_window_softcap_decode__avx512, 0 },
   { "attn_h8_kv4_d256_causal_padding_window_softcap_decode__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 74048, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_decode__avx512, 0 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h8_kv4_d256_causal_window_softcap_prefill__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
@@ -11245,9 +11469,9 @@ static const attngen_kernel_info attngen_table_gemma_2_2b_local_kernels[] = {
   { "attn_h8_kv4_d256_causal_padding_window_softcap_prefill__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_prefill__avx2, 0 },
   { "attn_h8_kv4_d256_causal_window_softcap_decode__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 42304, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_window_softcap_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 79168, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_window_softcap_decode__avx2, 0 },
   { "attn_h8_kv4_d256_causal_padding_window_softcap_decode__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 42304, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 79168, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_decode__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h8_kv4_d256_causal_window_softcap_prefill__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
@@ -11323,9 +11547,9 @@ static const attngen_kernel_info attngen_table_gemma_2_2b_global_kernels[] = {
   { "attn_h8_kv4_d256_causal_padding_softcap_prefill__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_prefill__avx512, 0 },
   { "attn_h8_kv4_d256_causal_softcap_decode__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_softcap_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 74048, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_softcap_decode__avx512, 0 },
   { "attn_h8_kv4_d256_causal_padding_softcap_decode__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 74048, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_decode__avx512, 0 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h8_kv4_d256_causal_softcap_prefill__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
@@ -11333,9 +11557,9 @@ static const attngen_kernel_info attngen_table_gemma_2_2b_global_kernels[] = {
   { "attn_h8_kv4_d256_causal_padding_softcap_prefill__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_prefill__avx2, 0 },
   { "attn_h8_kv4_d256_causal_softcap_decode__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 42304, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_softcap_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 79168, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_softcap_decode__avx2, 0 },
   { "attn_h8_kv4_d256_causal_padding_softcap_decode__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 42304, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 79168, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_decode__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h8_kv4_d256_causal_softcap_prefill__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,

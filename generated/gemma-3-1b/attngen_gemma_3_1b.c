@@ -1716,6 +1716,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_window_decode__avx512(
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 512, *restrict l_all = scratch + 544;
+  float *restrict vt = scratch + 17056; /* rows in the lanes: a head's V rows of the tile, packed */
   float *restrict alpha = scratch + 576; /* rescale per row */
   float *restrict lim = scratch + 608; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 640); /* exclusive key limit per row */
@@ -1972,6 +1973,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_window_decode__avx512(
           }
         }
       }
+      if (lanes && !contig) {
+        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
+         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+          float *restrict dst = vt + j * dp;
+          for (int c = 0; c < 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+        }
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d256_4x48_t32__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
+        continue;
+      }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
@@ -2026,6 +2040,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_window_decode_
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 512, *restrict l_all = scratch + 544;
+  float *restrict vt = scratch + 17056; /* rows in the lanes: a head's V rows of the tile, packed */
   float *restrict alpha = scratch + 576; /* rescale per row */
   float *restrict lim = scratch + 608; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 640); /* exclusive key limit per row */
@@ -2282,6 +2297,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_window_decode_
             for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
           }
         }
+      }
+      if (lanes && !contig) {
+        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
+         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+          float *restrict dst = vt + j * dp;
+          for (int c = 0; c < 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+        }
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d256_4x48_t32__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
+        continue;
       }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
@@ -2708,6 +2736,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_decode__avx512(const a
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 512, *restrict l_all = scratch + 544;
+  float *restrict vt = scratch + 17056; /* rows in the lanes: a head's V rows of the tile, packed */
   float *restrict alpha = scratch + 576; /* rescale per row */
   float *restrict lim = scratch + 608; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 640); /* exclusive key limit per row */
@@ -2948,6 +2977,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_decode__avx512(const a
           }
         }
       }
+      if (lanes && !contig) {
+        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
+         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+          float *restrict dst = vt + j * dp;
+          for (int c = 0; c < 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+        }
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d256_4x48_t32__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
+        continue;
+      }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
@@ -3002,6 +3044,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_decode__avx512
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 512, *restrict l_all = scratch + 544;
+  float *restrict vt = scratch + 17056; /* rows in the lanes: a head's V rows of the tile, packed */
   float *restrict alpha = scratch + 576; /* rescale per row */
   float *restrict lim = scratch + 608; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 640); /* exclusive key limit per row */
@@ -3242,6 +3285,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_decode__avx512
             for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
           }
         }
+      }
+      if (lanes && !contig) {
+        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
+         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+          float *restrict dst = vt + j * dp;
+          for (int c = 0; c < 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+        }
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d256_4x48_t32__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
+        continue;
       }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
@@ -5165,6 +5221,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_window_decode__avx2(cons
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 1536, *restrict l_all = scratch + 1568;
+  float *restrict vt = scratch + 18080; /* rows in the lanes: a head's V rows of the tile, packed */
   float *restrict alpha = scratch + 1600; /* rescale per row */
   float *restrict lim = scratch + 1632; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 1664); /* exclusive key limit per row */
@@ -5291,6 +5348,20 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_window_decode__avx2(cons
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[6];
           for (int j = 0; j < 6; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 6 ? kend - tk : j0 + 6; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           for (int r0 = 0; r0 < rows; r0 += 16)
             attngen_qk_d256_16x6_q16_t32__avx2(qt + r0 * 256, krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -5379,6 +5450,33 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_window_decode__avx2(cons
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
+      if (lanes && !contig) {
+        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
+         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
+        {
+          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+          const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+          if (0 < j1) {
+            const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                 : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+            const ptrdiff_t rs = hv ? vs : ks;
+            for (int j = 0; j < j1; ++j) {
+              const float *r = rb + j * rs;
+              for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+            }
+          }
+        }
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+          float *restrict dst = vt + j * dp;
+          for (int c = 0; c < 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+        }
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d256_4x24_t32__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
+        continue;
+      }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
@@ -5433,6 +5531,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_window_decode__a
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 1536, *restrict l_all = scratch + 1568;
+  float *restrict vt = scratch + 18080; /* rows in the lanes: a head's V rows of the tile, packed */
   float *restrict alpha = scratch + 1600; /* rescale per row */
   float *restrict lim = scratch + 1632; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 1664); /* exclusive key limit per row */
@@ -5560,6 +5659,20 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_window_decode__a
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[6];
           for (int j = 0; j < 6; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 6 ? kend - tk : j0 + 6; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           for (int r0 = 0; r0 < rows; r0 += 16)
             attngen_qk_d256_16x6_q16_t32__avx2(qt + r0 * 256, krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -5648,6 +5761,33 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_window_decode__a
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
+      if (lanes && !contig) {
+        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
+         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
+        {
+          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+          const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+          if (0 < j1) {
+            const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                 : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+            const ptrdiff_t rs = hv ? vs : ks;
+            for (int j = 0; j < j1; ++j) {
+              const float *r = rb + j * rs;
+              for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+            }
+          }
+        }
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+          float *restrict dst = vt + j * dp;
+          for (int c = 0; c < 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+        }
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d256_4x24_t32__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
+        continue;
+      }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
@@ -6073,6 +6213,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_decode__avx2(const attng
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 1536, *restrict l_all = scratch + 1568;
+  float *restrict vt = scratch + 18080; /* rows in the lanes: a head's V rows of the tile, packed */
   float *restrict alpha = scratch + 1600; /* rescale per row */
   float *restrict lim = scratch + 1632; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 1664); /* exclusive key limit per row */
@@ -6189,6 +6330,20 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_decode__avx2(const attng
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[6];
           for (int j = 0; j < 6; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 6 ? kend - tk : j0 + 6; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           for (int r0 = 0; r0 < rows; r0 += 16)
             attngen_qk_d256_16x6_q16_t32__avx2(qt + r0 * 256, krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -6271,6 +6426,33 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_decode__avx2(const attng
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
+      if (lanes && !contig) {
+        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
+         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
+        {
+          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+          const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+          if (0 < j1) {
+            const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                 : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+            const ptrdiff_t rs = hv ? vs : ks;
+            for (int j = 0; j < j1; ++j) {
+              const float *r = rb + j * rs;
+              for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+            }
+          }
+        }
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+          float *restrict dst = vt + j * dp;
+          for (int c = 0; c < 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+        }
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d256_4x24_t32__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
+        continue;
+      }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
@@ -6325,6 +6507,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_decode__avx2(con
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 1536, *restrict l_all = scratch + 1568;
+  float *restrict vt = scratch + 18080; /* rows in the lanes: a head's V rows of the tile, packed */
   float *restrict alpha = scratch + 1600; /* rescale per row */
   float *restrict lim = scratch + 1632; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 1664); /* exclusive key limit per row */
@@ -6442,6 +6625,20 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_decode__avx2(con
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[6];
           for (int j = 0; j < 6; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 6 ? kend - tk : j0 + 6; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           for (int r0 = 0; r0 < rows; r0 += 16)
             attngen_qk_d256_16x6_q16_t32__avx2(qt + r0 * 256, krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -6524,6 +6721,33 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_decode__avx2(con
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
+      if (lanes && !contig) {
+        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
+         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
+        {
+          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+          const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+          if (0 < j1) {
+            const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                 : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+            const ptrdiff_t rs = hv ? vs : ks;
+            for (int j = 0; j < j1; ++j) {
+              const float *r = rb + j * rs;
+              for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+            }
+          }
+        }
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+          float *restrict dst = vt + j * dp;
+          for (int c = 0; c < 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+        }
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d256_4x24_t32__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
+        continue;
+      }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
@@ -11223,9 +11447,9 @@ static const attngen_kernel_info attngen_table_gemma_3_1b_local_kernels[] = {
   { "attn_h4_kv1_d256_causal_padding_window_prefill__avx512", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 32, 60992, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_padding_window_prefill__avx512, 0 },
   { "attn_h4_kv1_d256_causal_window_decode__avx512", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 8, 17056, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_window_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 8, 21152, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_window_decode__avx512, 0 },
   { "attn_h4_kv1_d256_causal_padding_window_decode__avx512", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 8, 17056, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_window_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 8, 21152, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_window_decode__avx512, 0 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h4_kv1_d256_causal_window_prefill__avx2", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
@@ -11233,9 +11457,9 @@ static const attngen_kernel_info attngen_table_gemma_3_1b_local_kernels[] = {
   { "attn_h4_kv1_d256_causal_padding_window_prefill__avx2", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 32, 60992, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_padding_window_prefill__avx2, 0 },
   { "attn_h4_kv1_d256_causal_window_decode__avx2", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 32, 18080, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_window_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 32, 30368, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_window_decode__avx2, 0 },
   { "attn_h4_kv1_d256_causal_padding_window_decode__avx2", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 32, 18080, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_window_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 32, 30368, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_window_decode__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h4_kv1_d256_causal_window_prefill__neon", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
@@ -11311,9 +11535,9 @@ static const attngen_kernel_info attngen_table_gemma_3_1b_global_kernels[] = {
   { "attn_h4_kv1_d256_causal_padding_prefill__avx512", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 24, 1, 96, 32, 60992, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_padding_prefill__avx512, 0 },
   { "attn_h4_kv1_d256_causal_decode__avx512", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 32, 8, 17056, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 32, 8, 21152, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_decode__avx512, 0 },
   { "attn_h4_kv1_d256_causal_padding_decode__avx512", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 32, 8, 17056, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 32, 8, 21152, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_decode__avx512, 0 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h4_kv1_d256_causal_prefill__avx2", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
@@ -11321,9 +11545,9 @@ static const attngen_kernel_info attngen_table_gemma_3_1b_global_kernels[] = {
   { "attn_h4_kv1_d256_causal_padding_prefill__avx2", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 24, 1, 96, 32, 60992, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_padding_prefill__avx2, 0 },
   { "attn_h4_kv1_d256_causal_decode__avx2", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 32, 32, 18080, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 32, 32, 30368, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_decode__avx2, 0 },
   { "attn_h4_kv1_d256_causal_padding_decode__avx2", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 32, 32, 18080, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 32, 32, 30368, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_decode__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h4_kv1_d256_causal_prefill__neon", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,

@@ -1498,6 +1498,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_window_sinks_decode__a
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 65536, *restrict l_all = scratch + 66048;
+  float *restrict vt = scratch + 133632; /* rows in the lanes: a head's V rows of the tile, packed */
   float *restrict alpha = scratch + 66560; /* rescale per row */
   float *restrict lim = scratch + 67072; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 67584); /* exclusive key limit per row */
@@ -1754,6 +1755,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_window_sinks_decode__a
           }
         }
       }
+      if (lanes && !contig) {
+        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
+         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+          float *restrict dst = vt + j * dp;
+          for (int c = 0; c < 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+        }
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d64_4x64_t512__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
+        continue;
+      }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       int r0 = 0;
@@ -1816,6 +1830,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_padding_window_sinks_d
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 65536, *restrict l_all = scratch + 66048;
+  float *restrict vt = scratch + 133632; /* rows in the lanes: a head's V rows of the tile, packed */
   float *restrict alpha = scratch + 66560; /* rescale per row */
   float *restrict lim = scratch + 67072; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 67584); /* exclusive key limit per row */
@@ -2072,6 +2087,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_padding_window_sinks_d
             for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
           }
         }
+      }
+      if (lanes && !contig) {
+        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
+         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+          float *restrict dst = vt + j * dp;
+          for (int c = 0; c < 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+        }
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d64_4x64_t512__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
+        continue;
       }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
@@ -2534,6 +2562,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_sinks_decode__avx512(c
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 65536, *restrict l_all = scratch + 66048;
+  float *restrict vt = scratch + 133632; /* rows in the lanes: a head's V rows of the tile, packed */
   float *restrict alpha = scratch + 66560; /* rescale per row */
   float *restrict lim = scratch + 67072; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 67584); /* exclusive key limit per row */
@@ -2774,6 +2803,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_sinks_decode__avx512(c
           }
         }
       }
+      if (lanes && !contig) {
+        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
+         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+          float *restrict dst = vt + j * dp;
+          for (int c = 0; c < 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+        }
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d64_4x64_t512__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
+        continue;
+      }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       int r0 = 0;
@@ -2836,6 +2878,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_padding_sinks_decode__
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 65536, *restrict l_all = scratch + 66048;
+  float *restrict vt = scratch + 133632; /* rows in the lanes: a head's V rows of the tile, packed */
   float *restrict alpha = scratch + 66560; /* rescale per row */
   float *restrict lim = scratch + 67072; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 67584); /* exclusive key limit per row */
@@ -3076,6 +3119,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_padding_sinks_decode__
             for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
           }
         }
+      }
+      if (lanes && !contig) {
+        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
+         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+          float *restrict dst = vt + j * dp;
+          for (int c = 0; c < 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+        }
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d64_4x64_t512__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
+        continue;
       }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
@@ -4404,6 +4460,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_window_sinks_decode__avx
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 73728, *restrict l_all = scratch + 74240;
+  float *restrict vt = scratch + 141824; /* rows in the lanes: a head's V rows of the tile, packed */
   float *restrict alpha = scratch + 74752; /* rescale per row */
   float *restrict lim = scratch + 75264; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 75776); /* exclusive key limit per row */
@@ -4529,6 +4586,20 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_window_sinks_decode__avx
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[6];
           for (int j = 0; j < 6; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 6 ? kend - tk : j0 + 6; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           for (int r0 = 0; r0 < rows; r0 += 16)
             attngen_qk_d64_16x6_q16_t512__avx2(qt + r0 * 64, krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -4617,6 +4688,33 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_window_sinks_decode__avx
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
+      if (lanes && !contig) {
+        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
+         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
+        {
+          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+          const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+          if (0 < j1) {
+            const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                 : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+            const ptrdiff_t rs = hv ? vs : ks;
+            for (int j = 0; j < j1; ++j) {
+              const float *r = rb + j * rs;
+              for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+            }
+          }
+        }
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+          float *restrict dst = vt + j * dp;
+          for (int c = 0; c < 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+        }
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d64_4x24_t512__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
+        continue;
+      }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
@@ -4685,6 +4783,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_padding_window_sinks_dec
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 73728, *restrict l_all = scratch + 74240;
+  float *restrict vt = scratch + 141824; /* rows in the lanes: a head's V rows of the tile, packed */
   float *restrict alpha = scratch + 74752; /* rescale per row */
   float *restrict lim = scratch + 75264; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 75776); /* exclusive key limit per row */
@@ -4811,6 +4910,20 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_padding_window_sinks_dec
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[6];
           for (int j = 0; j < 6; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 6 ? kend - tk : j0 + 6; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           for (int r0 = 0; r0 < rows; r0 += 16)
             attngen_qk_d64_16x6_q16_t512__avx2(qt + r0 * 64, krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -4899,6 +5012,33 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_padding_window_sinks_dec
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
+      if (lanes && !contig) {
+        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
+         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
+        {
+          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+          const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+          if (0 < j1) {
+            const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                 : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+            const ptrdiff_t rs = hv ? vs : ks;
+            for (int j = 0; j < j1; ++j) {
+              const float *r = rb + j * rs;
+              for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+            }
+          }
+        }
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+          float *restrict dst = vt + j * dp;
+          for (int c = 0; c < 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+        }
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d64_4x24_t512__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
+        continue;
+      }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
@@ -5366,6 +5506,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_sinks_decode__avx2(const
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 73728, *restrict l_all = scratch + 74240;
+  float *restrict vt = scratch + 141824; /* rows in the lanes: a head's V rows of the tile, packed */
   float *restrict alpha = scratch + 74752; /* rescale per row */
   float *restrict lim = scratch + 75264; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 75776); /* exclusive key limit per row */
@@ -5481,6 +5622,20 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_sinks_decode__avx2(const
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[6];
           for (int j = 0; j < 6; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 6 ? kend - tk : j0 + 6; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           for (int r0 = 0; r0 < rows; r0 += 16)
             attngen_qk_d64_16x6_q16_t512__avx2(qt + r0 * 64, krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -5563,6 +5718,33 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_sinks_decode__avx2(const
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
+      if (lanes && !contig) {
+        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
+         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
+        {
+          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+          const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+          if (0 < j1) {
+            const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                 : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+            const ptrdiff_t rs = hv ? vs : ks;
+            for (int j = 0; j < j1; ++j) {
+              const float *r = rb + j * rs;
+              for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+            }
+          }
+        }
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+          float *restrict dst = vt + j * dp;
+          for (int c = 0; c < 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+        }
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d64_4x24_t512__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
+        continue;
+      }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
@@ -5631,6 +5813,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_padding_sinks_decode__av
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 73728, *restrict l_all = scratch + 74240;
+  float *restrict vt = scratch + 141824; /* rows in the lanes: a head's V rows of the tile, packed */
   float *restrict alpha = scratch + 74752; /* rescale per row */
   float *restrict lim = scratch + 75264; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 75776); /* exclusive key limit per row */
@@ -5747,6 +5930,20 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_padding_sinks_decode__av
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[6];
           for (int j = 0; j < 6; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 6 ? kend - tk : j0 + 6; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           for (int r0 = 0; r0 < rows; r0 += 16)
             attngen_qk_d64_16x6_q16_t512__avx2(qt + r0 * 64, krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -5829,6 +6026,33 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_padding_sinks_decode__av
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
+      if (lanes && !contig) {
+        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
+         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
+        {
+          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+          const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+          if (0 < j1) {
+            const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                 : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+            const ptrdiff_t rs = hv ? vs : ks;
+            for (int j = 0; j < j1; ++j) {
+              const float *r = rb + j * rs;
+              for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+            }
+          }
+        }
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+          float *restrict dst = vt + j * dp;
+          for (int c = 0; c < 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+        }
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d64_4x24_t512__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
+        continue;
+      }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
@@ -10034,9 +10258,9 @@ static const attngen_kernel_info attngen_table_gpt_oss_20b_local_kernels[] = {
   { "attn_h64_kv8_d64_causal_padding_window_sinks_prefill__avx512", 64, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 12, 1, 96, 128, 33344, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d64_causal_padding_window_sinks_prefill__avx512, 0 },
   { "attn_h64_kv8_d64_causal_window_sinks_decode__avx512", 64, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 133632, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_window_sinks_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 141824, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_window_sinks_decode__avx512, 0 },
   { "attn_h64_kv8_d64_causal_padding_window_sinks_decode__avx512", 64, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 133632, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_padding_window_sinks_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 141824, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_padding_window_sinks_decode__avx512, 0 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h64_kv8_d64_causal_window_sinks_prefill__avx2", 64, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
@@ -10044,9 +10268,9 @@ static const attngen_kernel_info attngen_table_gpt_oss_20b_local_kernels[] = {
   { "attn_h64_kv8_d64_causal_padding_window_sinks_prefill__avx2", 64, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 12, 1, 96, 128, 33344, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d64_causal_padding_window_sinks_prefill__avx2, 0 },
   { "attn_h64_kv8_d64_causal_window_sinks_decode__avx2", 64, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 141824, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_window_sinks_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 151040, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_window_sinks_decode__avx2, 0 },
   { "attn_h64_kv8_d64_causal_padding_window_sinks_decode__avx2", 64, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 141824, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_padding_window_sinks_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 151040, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_padding_window_sinks_decode__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h64_kv8_d64_causal_window_sinks_prefill__neon", 64, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
@@ -10098,9 +10322,9 @@ static const attngen_kernel_info attngen_table_gpt_oss_20b_global_kernels[] = {
   { "attn_h64_kv8_d64_causal_padding_sinks_prefill__avx512", 64, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 12, 1, 96, 128, 33344, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d64_causal_padding_sinks_prefill__avx512, 0 },
   { "attn_h64_kv8_d64_causal_sinks_decode__avx512", 64, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 133632, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_sinks_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 141824, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_sinks_decode__avx512, 0 },
   { "attn_h64_kv8_d64_causal_padding_sinks_decode__avx512", 64, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 133632, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_padding_sinks_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 141824, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_padding_sinks_decode__avx512, 0 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h64_kv8_d64_causal_sinks_prefill__avx2", 64, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
@@ -10108,9 +10332,9 @@ static const attngen_kernel_info attngen_table_gpt_oss_20b_global_kernels[] = {
   { "attn_h64_kv8_d64_causal_padding_sinks_prefill__avx2", 64, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 12, 1, 96, 128, 33344, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d64_causal_padding_sinks_prefill__avx2, 0 },
   { "attn_h64_kv8_d64_causal_sinks_decode__avx2", 64, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 141824, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_sinks_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 151040, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_sinks_decode__avx2, 0 },
   { "attn_h64_kv8_d64_causal_padding_sinks_decode__avx2", 64, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 141824, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_padding_sinks_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 151040, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_padding_sinks_decode__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h64_kv8_d64_causal_sinks_prefill__neon", 64, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,

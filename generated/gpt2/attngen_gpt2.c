@@ -1321,6 +1321,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_decode__avx512(const 
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 12288, *restrict l_all = scratch + 12384;
+  float *restrict vt = scratch + 25056; /* rows in the lanes: a head's V rows of the tile, packed */
   float *restrict alpha = scratch + 12480; /* rescale per row */
   float *restrict lim = scratch + 12576; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 12672); /* exclusive key limit per row */
@@ -1541,6 +1542,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_decode__avx512(const 
           }
         }
       }
+      if (lanes && !contig) {
+        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
+         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+          float *restrict dst = vt + j * dp;
+          for (int c = 0; c < 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+        }
+        int r0 = 0;
+        for (; r0 + 1 <= rows; r0 += 1)
+          attngen_pv_d64_1x128_t96__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
+        continue;
+      }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       int r0 = 0;
@@ -1589,6 +1603,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_padding_decode__avx51
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 12288, *restrict l_all = scratch + 12384;
+  float *restrict vt = scratch + 25056; /* rows in the lanes: a head's V rows of the tile, packed */
   float *restrict alpha = scratch + 12480; /* rescale per row */
   float *restrict lim = scratch + 12576; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 12672); /* exclusive key limit per row */
@@ -1809,6 +1824,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_padding_decode__avx51
             for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
           }
         }
+      }
+      if (lanes && !contig) {
+        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
+         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+          float *restrict dst = vt + j * dp;
+          for (int c = 0; c < 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+        }
+        int r0 = 0;
+        for (; r0 + 1 <= rows; r0 += 1)
+          attngen_pv_d64_1x128_t96__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
+        continue;
       }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
@@ -2924,6 +2952,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attn
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 13824, *restrict l_all = scratch + 13920;
+  float *restrict vt = scratch + 26592; /* rows in the lanes: a head's V rows of the tile, packed */
   float *restrict alpha = scratch + 14016; /* rescale per row */
   float *restrict lim = scratch + 14112; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 14208); /* exclusive key limit per row */
@@ -3020,6 +3049,20 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attn
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[6];
           for (int j = 0; j < 6; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 6 ? kend - tk : j0 + 6; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           for (int r0 = 0; r0 < rows; r0 += 16)
             attngen_qk_d64_16x6_q16_t96__avx2(qt + r0 * 64, krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -3102,6 +3145,33 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attn
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
+      if (lanes && !contig) {
+        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
+         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
+        {
+          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+          const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+          if (0 < j1) {
+            const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                 : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+            const ptrdiff_t rs = hv ? vs : ks;
+            for (int j = 0; j < j1; ++j) {
+              const float *r = rb + j * rs;
+              for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+            }
+          }
+        }
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+          float *restrict dst = vt + j * dp;
+          for (int c = 0; c < 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+        }
+        int r0 = 0;
+        for (; r0 + 1 <= rows; r0 += 1)
+          attngen_pv_d64_1x64_t96__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
+        continue;
+      }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       int r0 = 0;
@@ -3150,6 +3220,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(co
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 13824, *restrict l_all = scratch + 13920;
+  float *restrict vt = scratch + 26592; /* rows in the lanes: a head's V rows of the tile, packed */
   float *restrict alpha = scratch + 14016; /* rescale per row */
   float *restrict lim = scratch + 14112; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 14208); /* exclusive key limit per row */
@@ -3247,6 +3318,20 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(co
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[6];
           for (int j = 0; j < 6; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 6 ? kend - tk : j0 + 6; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           for (int r0 = 0; r0 < rows; r0 += 16)
             attngen_qk_d64_16x6_q16_t96__avx2(qt + r0 * 64, krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -3329,6 +3414,33 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(co
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
+      if (lanes && !contig) {
+        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
+         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
+        {
+          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+          const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+          if (0 < j1) {
+            const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                 : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+            const ptrdiff_t rs = hv ? vs : ks;
+            for (int j = 0; j < j1; ++j) {
+              const float *r = rb + j * rs;
+              for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+            }
+          }
+        }
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+          float *restrict dst = vt + j * dp;
+          for (int c = 0; c < 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+        }
+        int r0 = 0;
+        for (; r0 + 1 <= rows; r0 += 1)
+          attngen_pv_d64_1x64_t96__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
+        continue;
+      }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       int r0 = 0;
@@ -5690,9 +5802,9 @@ static const attngen_kernel_info attngen_table_gpt2_kernels[] = {
   { "attn_h12_kv12_d64_causal_padding_prefill__avx512", 12, 12, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 96, 1, 96, 128, 33344, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h12_kv12_d64_causal_padding_prefill__avx512, 0 },
   { "attn_h12_kv12_d64_causal_decode__avx512", 12, 12, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 8, 16, 25056, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h12_kv12_d64_causal_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 8, 16, 33248, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h12_kv12_d64_causal_decode__avx512, 0 },
   { "attn_h12_kv12_d64_causal_padding_decode__avx512", 12, 12, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 8, 16, 25056, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h12_kv12_d64_causal_padding_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 8, 16, 33248, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h12_kv12_d64_causal_padding_decode__avx512, 0 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h12_kv12_d64_causal_prefill__avx2", 12, 12, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
@@ -5700,9 +5812,9 @@ static const attngen_kernel_info attngen_table_gpt2_kernels[] = {
   { "attn_h12_kv12_d64_causal_padding_prefill__avx2", 12, 12, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 48, 1, 48, 128, 20768, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h12_kv12_d64_causal_padding_prefill__avx2, 0 },
   { "attn_h12_kv12_d64_causal_decode__avx2", 12, 12, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 8, 8, 26592, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h12_kv12_d64_causal_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 8, 8, 35808, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h12_kv12_d64_causal_decode__avx2, 0 },
   { "attn_h12_kv12_d64_causal_padding_decode__avx2", 12, 12, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 8, 8, 26592, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h12_kv12_d64_causal_padding_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 8, 8, 35808, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h12_kv12_d64_causal_padding_decode__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h12_kv12_d64_causal_prefill__neon", 12, 12, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,

@@ -1140,6 +1140,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv8_d64_cross_decode__avx512(const att
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 8192, *restrict l_all = scratch + 8256;
+  float *restrict vt = scratch + 16704; /* rows in the lanes: a head's V rows of the tile, packed */
   float *restrict alpha = scratch + 8320; /* rescale per row */
   float *restrict state = scratch + 8512; /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
@@ -1341,6 +1342,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv8_d64_cross_decode__avx512(const att
             for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
           }
         }
+      }
+      if (lanes && !contig) {
+        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
+         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+          float *restrict dst = vt + j * dp;
+          for (int c = 0; c < 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+        }
+        int r0 = 0;
+        for (; r0 + 1 <= rows; r0 += 1)
+          attngen_pv_d64_1x128_t64__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
+        continue;
       }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
@@ -2279,6 +2293,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_cross_decode__avx2(const attngen
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 9216, *restrict l_all = scratch + 9280;
+  float *restrict vt = scratch + 17728; /* rows in the lanes: a head's V rows of the tile, packed */
   float *restrict alpha = scratch + 9344; /* rescale per row */
   float *restrict state = scratch + 9536; /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
@@ -2360,6 +2375,20 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_cross_decode__avx2(const attngen
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[6];
           for (int j = 0; j < 6; ++j) krow[j] = kh + koff[j];
+          if (!contig) {
+            const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j0 + 6 ? kend - tk : j0 + 6; /* rows past the sequence's end: none */
+            if (j0 < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int j = j0; j < j1; ++j) {
+                const float *r = rb + j * rs;
+                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
+            }
+          }
           for (int r0 = 0; r0 < rows; r0 += 16)
             attngen_qk_d64_16x6_q16_t64__avx2(qt + r0 * 64, krow, st + j0 * ms + hh * rows_pv + r0);
         }
@@ -2439,6 +2468,33 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_cross_decode__avx2(const attngen
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
+      if (lanes && !contig) {
+        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
+         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
+        {
+          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+          const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+          if (0 < j1) {
+            const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                 : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+            const ptrdiff_t rs = hv ? vs : ks;
+            for (int j = 0; j < j1; ++j) {
+              const float *r = rb + j * rs;
+              for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+            }
+          }
+        }
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+          float *restrict dst = vt + j * dp;
+          for (int c = 0; c < 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+        }
+        int r0 = 0;
+        for (; r0 + 1 <= rows; r0 += 1)
+          attngen_pv_d64_1x64_t64__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
+        continue;
+      }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       int r0 = 0;
@@ -4059,13 +4115,13 @@ static const attngen_kernel_info attngen_table_whisper_base_cross_kernels[] = {
   { "attn_h8_kv8_d64_cross_prefill__avx512", 8, 8, 64, ATTNGEN_MASK_CROSS, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 96, 1, 96, 128, 33344, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h8_kv8_d64_cross_prefill__avx512, 0 },
   { "attn_h8_kv8_d64_cross_decode__avx512", 8, 8, 64, ATTNGEN_MASK_CROSS, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 8, 8, 16704, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv8_d64_cross_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 8, 8, 24896, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv8_d64_cross_decode__avx512, 0 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h8_kv8_d64_cross_prefill__avx2", 8, 8, 64, ATTNGEN_MASK_CROSS, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 96, 1, 96, 128, 33344, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h8_kv8_d64_cross_prefill__avx2, 0 },
   { "attn_h8_kv8_d64_cross_decode__avx2", 8, 8, 64, ATTNGEN_MASK_CROSS, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 8, 8, 17728, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv8_d64_cross_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 8, 8, 26944, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv8_d64_cross_decode__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h8_kv8_d64_cross_prefill__neon", 8, 8, 64, ATTNGEN_MASK_CROSS, ATTNGEN_PHASE_PREFILL,
