@@ -145,6 +145,13 @@ $(ind)default: $(generic and "break; /* every remainder has its edge */" or (nam
 $(ind)}
 @   end
 @ end
+@ -- A row of head_dim floats from src to dst (C expressions): whole vectors, then the last elements one by one.
+@ local function copy_row(ind, dst_at, src)
+$(ind)float *restrict dst = $(dst_at);
+$(ind)int c = 0;
+$(ind)for (; c + $(I(W)) <= $(D); c += $(I(W))) $(isa.store("dst + c", isa.load(src .. " + c")))
+$(ind)for (; c < $(D); ++c) dst[c] = $(src)[c];
+@ end
 @ -- Decode's P·V of kv head hh over `nkeys` keys of the tile from key j0 (nil: the tile's first), V rows from vbase:
 @ -- on rows contiguous per head (contig) the blocks that read each V row whole, so the head's rows stay one
 @ -- sequential stream, else the token-major blocks.
@@ -707,8 +714,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @     end
         for (int j = 0; j < n; ++j) {
           const float *restrict src = $(kv.v_ptr) + (it->kvh0 + hh) * a->v_stride.head + $(paged and page_row("kt + j", "a->v_stride.batch", "vs") or "b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs");
-          float *restrict dst = vt + j * dp;
-          for (int c = 0; c < $(D); c += $(I(W))) $(isa.store("dst + c", isa.load("src + c")))
+@     copy_row("          ", "vt + j * dp", "src")
         }
 @     pv_blocks("        ", nil, "n", nil, true)
         continue;
@@ -789,10 +795,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
       if (vs != $(D)) {
         for (int j = 0; j < n; ++j) {
           const float *restrict src = vbase + (ptrdiff_t)j * vs;
-          float *restrict dst = vt + j * dp;
-          int c = 0;
-          for (; c + $(I(W)) <= $(D); c += $(I(W))) $(isa.store("dst + c", isa.load("src + c")))
-          for (; c < $(D); ++c) dst[c] = src[c];
+@   copy_row("          ", "vt + j * dp", "src")
         }
         vtile = vt;
         vtile_stride = dp;

@@ -1911,7 +1911,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_window_softcap_decode_
         for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
-          for (int c = 0; c < 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+          int c = 0;
+          for (; c + 16 <= 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+          for (; c < 256; ++c) dst[c] = src[c];
         }
         int r0 = 0;
         for (; r0 + 2 <= rows; r0 += 2)
@@ -2241,7 +2243,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_window_softcap
         for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
-          for (int c = 0; c < 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+          int c = 0;
+          for (; c + 16 <= 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+          for (; c < 256; ++c) dst[c] = src[c];
         }
         int r0 = 0;
         for (; r0 + 2 <= rows; r0 += 2)
@@ -2937,7 +2941,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_softcap_decode__avx512
         for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
-          for (int c = 0; c < 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+          int c = 0;
+          for (; c + 16 <= 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+          for (; c < 256; ++c) dst[c] = src[c];
         }
         int r0 = 0;
         for (; r0 + 2 <= rows; r0 += 2)
@@ -3251,7 +3257,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_softcap_decode
         for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
-          for (int c = 0; c < 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+          int c = 0;
+          for (; c + 16 <= 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+          for (; c < 256; ++c) dst[c] = src[c];
         }
         int r0 = 0;
         for (; r0 + 2 <= rows; r0 += 2)
@@ -5162,7 +5170,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_window_softcap_decode__a
         for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
-          for (int c = 0; c < 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          int c = 0;
+          for (; c + 8 <= 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          for (; c < 256; ++c) dst[c] = src[c];
         }
         int r0 = 0;
         for (; r0 + 2 <= rows; r0 += 2)
@@ -5478,7 +5488,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_window_softcap_d
         for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
-          for (int c = 0; c < 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          int c = 0;
+          for (; c + 8 <= 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          for (; c < 256; ++c) dst[c] = src[c];
         }
         int r0 = 0;
         for (; r0 + 2 <= rows; r0 += 2)
@@ -6160,7 +6172,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_softcap_decode__avx2(con
         for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
-          for (int c = 0; c < 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          int c = 0;
+          for (; c + 8 <= 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          for (; c < 256; ++c) dst[c] = src[c];
         }
         int r0 = 0;
         for (; r0 + 2 <= rows; r0 += 2)
@@ -6460,7 +6474,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_softcap_decode__
         for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
-          for (int c = 0; c < 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          int c = 0;
+          for (; c + 8 <= 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          for (; c < 256; ++c) dst[c] = src[c];
         }
         int r0 = 0;
         for (; r0 + 2 <= rows; r0 += 2)

@@ -1979,7 +1979,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_window_decode__avx512(
         for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
-          for (int c = 0; c < 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+          int c = 0;
+          for (; c + 16 <= 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+          for (; c < 256; ++c) dst[c] = src[c];
         }
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
@@ -2304,7 +2306,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_window_decode_
         for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
-          for (int c = 0; c < 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+          int c = 0;
+          for (; c + 16 <= 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+          for (; c < 256; ++c) dst[c] = src[c];
         }
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
@@ -2983,7 +2987,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_decode__avx512(const a
         for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
-          for (int c = 0; c < 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+          int c = 0;
+          for (; c + 16 <= 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+          for (; c < 256; ++c) dst[c] = src[c];
         }
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
@@ -3292,7 +3298,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_decode__avx512
         for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
-          for (int c = 0; c < 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+          int c = 0;
+          for (; c + 16 <= 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+          for (; c < 256; ++c) dst[c] = src[c];
         }
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
@@ -5470,7 +5478,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_window_decode__avx2(cons
         for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
-          for (int c = 0; c < 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          int c = 0;
+          for (; c + 8 <= 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          for (; c < 256; ++c) dst[c] = src[c];
         }
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
@@ -5781,7 +5791,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_window_decode__a
         for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
-          for (int c = 0; c < 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          int c = 0;
+          for (; c + 8 <= 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          for (; c < 256; ++c) dst[c] = src[c];
         }
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
@@ -6446,7 +6458,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_decode__avx2(const attng
         for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
-          for (int c = 0; c < 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          int c = 0;
+          for (; c + 8 <= 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          for (; c < 256; ++c) dst[c] = src[c];
         }
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
@@ -6741,7 +6755,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_decode__avx2(con
         for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
-          for (int c = 0; c < 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          int c = 0;
+          for (; c + 8 <= 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          for (; c < 256; ++c) dst[c] = src[c];
         }
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)

@@ -1761,7 +1761,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_window_sinks_decode__a
         for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
-          for (int c = 0; c < 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+          int c = 0;
+          for (; c + 16 <= 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+          for (; c < 64; ++c) dst[c] = src[c];
         }
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
@@ -2094,7 +2096,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_padding_window_sinks_d
         for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
-          for (int c = 0; c < 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+          int c = 0;
+          for (; c + 16 <= 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+          for (; c < 64; ++c) dst[c] = src[c];
         }
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
@@ -2809,7 +2813,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_sinks_decode__avx512(c
         for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
-          for (int c = 0; c < 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+          int c = 0;
+          for (; c + 16 <= 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+          for (; c < 64; ++c) dst[c] = src[c];
         }
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
@@ -3126,7 +3132,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_padding_sinks_decode__
         for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
-          for (int c = 0; c < 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+          int c = 0;
+          for (; c + 16 <= 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+          for (; c < 64; ++c) dst[c] = src[c];
         }
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
@@ -4708,7 +4716,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_window_sinks_decode__avx
         for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
-          for (int c = 0; c < 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          int c = 0;
+          for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          for (; c < 64; ++c) dst[c] = src[c];
         }
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
@@ -5032,7 +5042,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_padding_window_sinks_dec
         for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
-          for (int c = 0; c < 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          int c = 0;
+          for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          for (; c < 64; ++c) dst[c] = src[c];
         }
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
@@ -5738,7 +5750,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_sinks_decode__avx2(const
         for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
-          for (int c = 0; c < 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          int c = 0;
+          for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          for (; c < 64; ++c) dst[c] = src[c];
         }
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
@@ -6046,7 +6060,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_padding_sinks_decode__av
         for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
-          for (int c = 0; c < 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          int c = 0;
+          for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          for (; c < 64; ++c) dst[c] = src[c];
         }
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)

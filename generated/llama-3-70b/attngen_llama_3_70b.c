@@ -1787,7 +1787,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d128_causal_decode__avx512(const 
         for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
-          for (int c = 0; c < 128; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+          int c = 0;
+          for (; c + 16 <= 128; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+          for (; c < 128; ++c) dst[c] = src[c];
         }
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
@@ -2096,7 +2098,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d128_causal_padding_decode__avx51
         for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
-          for (int c = 0; c < 128; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+          int c = 0;
+          for (; c + 16 <= 128; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+          for (; c < 128; ++c) dst[c] = src[c];
         }
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
@@ -3756,7 +3760,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d128_causal_decode__avx2(const attn
         for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
-          for (int c = 0; c < 128; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          int c = 0;
+          for (; c + 8 <= 128; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          for (; c < 128; ++c) dst[c] = src[c];
         }
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
@@ -4050,7 +4056,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d128_causal_padding_decode__avx2(co
         for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
-          for (int c = 0; c < 128; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          int c = 0;
+          for (; c + 8 <= 128; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          for (; c < 128; ++c) dst[c] = src[c];
         }
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)

@@ -1858,7 +1858,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_decode__avx512(const a
         for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
-          for (int c = 0; c < 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+          int c = 0;
+          for (; c + 16 <= 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+          for (; c < 64; ++c) dst[c] = src[c];
         }
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
@@ -2181,7 +2183,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_padding_decode__avx512
         for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
-          for (int c = 0; c < 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+          int c = 0;
+          for (; c + 16 <= 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+          for (; c < 64; ++c) dst[c] = src[c];
         }
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
@@ -3680,7 +3684,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_decode__avx2(const attng
         for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
-          for (int c = 0; c < 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          int c = 0;
+          for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          for (; c < 64; ++c) dst[c] = src[c];
         }
         int r0 = 0;
         for (; r0 + 1 <= rows; r0 += 1)
@@ -3978,7 +3984,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_decode__avx2(con
         for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
-          for (int c = 0; c < 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          int c = 0;
+          for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          for (; c < 64; ++c) dst[c] = src[c];
         }
         int r0 = 0;
         for (; r0 + 1 <= rows; r0 += 1)
