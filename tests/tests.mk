@@ -148,7 +148,7 @@ test-sanitize: $(BUILD)/tests/san/run_cases
 FUZZ_SECONDS ?= 30
 FUZZ_SEED    ?=
 FUZZ_ITERS   ?=
-FUZZ_MODELS  := t-tail-h2-d17 t-odd-h6-d40 t-window-sinks-h6-kv2-d40 t-features-neon-h5-d24 t-paged-window-h4-kv2-d32
+FUZZ_MODELS  := t-tail-h2-d17 t-odd-h6-d40 t-window-sinks-h6-kv2-d40 t-features-neon-h5-d24 t-paged-window-h4-kv2-d32 t-lanes-h8-kv2-d20
 FUZZ_GEN_C   := $(foreach m,$(FUZZ_MODELS),$(BUILD)/gen/$(m)/attngen_$(call test_cname,$(m)).c)
 FUZZ_SRC     := $(RUNTIME_SRC) $(FUZZ_GEN_C) tests/reference.c tests/fuzz_args.c
 TEST_FUZZ_FLAGS ?= -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
