@@ -67,7 +67,8 @@ end
 --   [mp] (rescale, visible keys, key limit, spare), then the state: Q tile [mp][dp], O [mp][dp], max and sum [mp].
 --   decode (every kv head per item): the heads' rows side by side, row R = head * rows + r, in ms = heads * mp
 --   (padded) rows: S tile [keys_padded][ms] (softmax down the columns) or [ms][keys_padded], 5 per-row arrays
---   [ms] (max, sum, rescale, visible keys, key limit), then per kv head a state: Q tile [mp][dp], O [mp][dp].
+--   [ms] (max, sum, rescale, visible keys, key limit), then per kv head a state: Q tile [mp][dp], O [mp][dp];
+--   `pack_v` (a kernel with rows in the lanes) then one packed V tile [keys_padded][dp], a head's at a time.
 --   Those are the largest item's sizes (q_len = max_q); a decode kernel places its heads' states by the rows
 --   the item has (Q and O of rows_pv rows, head after head) and sets up only the per-row entries it uses.
 -- Returns the offsets the kernel addresses and the total.
