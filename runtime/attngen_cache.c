@@ -205,7 +205,7 @@ static void kv_row_store(const attngen_append_args *a, attngen_kv_dtype t, unsig
     const attngen_strides *ss = v ? &a->v_cache_scale_stride : &a->k_cache_scale_stride;
     sc = (v ? a->v_cache_scale : a->k_cache_scale) + attngen_row_offset(&a->pages, ss, b, row) + h * ss->head;
   }
-  attngen_kv_encode_row(t, x, d, sc ? attngen_kv_group(t, d) : d, y, sc);
+  attngen_kv_encode_row(t, x, d, y, sc);
 }
 
 /* Writes the checked append: for each new token its K row, rotated by its position (RoPE kernels), and its V

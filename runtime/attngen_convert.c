@@ -39,11 +39,12 @@ float attngen_int8_quantize(const float *x, int n, int8_t *q)
   return scale;
 }
 
-/* n elements of type t from x into y (stored elements), g per scale (sc: the n / g scales; NULL for a type without
- * scales, g then n): copied (f32), rounded (attngen_float_to_<field>_bits), or each group divided by its scale
- * first. The append and attngen_kv_from_float. */
-void attngen_kv_encode_row(attngen_kv_dtype t, const float *x, int n, int g, void *y, float *sc)
+/* n elements of type t from x into y (stored elements): copied (f32), rounded (attngen_float_to_<field>_bits), or,
+ * for a type with scales (sc: one per group of the row, attngen_kv_group), each group divided by its scale first.
+ * The append and attngen_kv_from_float. */
+void attngen_kv_encode_row(attngen_kv_dtype t, const float *x, int n, void *y, float *sc)
 {
+  const int g = sc ? attngen_kv_group(t, n) : n;
   int c, i;
   switch (attngen_kv_dtype_encoding(t)) {
   case ATTNGEN_KV_ENC_F32: memcpy(y, x, sizeof(float) * (size_t)n); break;
@@ -63,11 +64,12 @@ void attngen_kv_encode_row(attngen_kv_dtype t, const float *x, int n, int g, voi
 }
 
 /* n stored elements of type t at y as floats into x: exact (attngen_<field>_bits_to_float), times the group's scale
- * for a type with scales (sc, g as above): the floats the kernels compute with. The prefill copy and
+ * for a type with scales (sc as above): the floats the kernels compute with. The prefill copy and
  * attngen_kv_to_float. */
-void attngen_kv_decode_row(attngen_kv_dtype t, const void *restrict y, const float *restrict sc, int n, int g,
+void attngen_kv_decode_row(attngen_kv_dtype t, const void *restrict y, const float *restrict sc, int n,
                            float *restrict x)
 {
+  const int g = sc ? attngen_kv_group(t, n) : n;
   int c, i;
   switch (attngen_kv_dtype_encoding(t)) {
   case ATTNGEN_KV_ENC_F32: memcpy(x, y, sizeof(float) * (size_t)n); break;
@@ -87,10 +89,9 @@ void attngen_kv_decode_row(attngen_kv_dtype t, const void *restrict y, const flo
   }
 }
 
-/* The public row conversions' checks, of the stored `elements` and the `floats`; *g: elements per scale (n for a
- * type without scales). */
+/* The public row conversions' checks, of the stored `elements` and the `floats`. */
 static int check_row(const char *fn, attngen_kv_dtype t, int n, const void *elements, const void *floats,
-                     const float *scales, int *g)
+                     const float *scales)
 {
   int st = attngen_check_kv_dtype(fn, t, scales != NULL), per;
   if (st) return st;
@@ -98,32 +99,28 @@ static int check_row(const char *fn, attngen_kv_dtype t, int n, const void *elem
   if (!elements || !floats)
     return attngen_fail(ATTNGEN_ERR_NULL, "attngen: %s: the %s are NULL", fn, elements ? "floats" : "elements");
   per = attngen_kv_group(t, n);
-  if (!per) {
-    *g = n;
-    return ATTNGEN_OK;
-  }
+  if (!per) return ATTNGEN_OK;
   if (n % per)
     return attngen_fail(ATTNGEN_ERR_SIZE, "attngen: %s: n (%d) is not a multiple of type %s's group of %d", fn, n,
                         attngen_kv_dtype_name(t), per);
   if (!scales)
     return attngen_fail(ATTNGEN_ERR_NULL, "attngen: %s: type %s needs its scales (n / %d floats)", fn,
                         attngen_kv_dtype_name(t), per);
-  *g = per;
   return ATTNGEN_OK;
 }
 
 int attngen_kv_from_float(attngen_kv_dtype t, const float *x, int n, void *out, float *scales)
 {
-  int g = 0, st = check_row("attngen_kv_from_float", t, n, out, x, scales, &g);
+  const int st = check_row("attngen_kv_from_float", t, n, out, x, scales);
   if (st) return st;
-  attngen_kv_encode_row(t, x, n, g, out, scales);
+  attngen_kv_encode_row(t, x, n, out, scales);
   return ATTNGEN_OK;
 }
 
 int attngen_kv_to_float(attngen_kv_dtype t, const void *in, const float *scales, int n, float *x)
 {
-  int g = 0, st = check_row("attngen_kv_to_float", t, n, in, x, scales, &g);
+  const int st = check_row("attngen_kv_to_float", t, n, in, x, scales);
   if (st) return st;
-  attngen_kv_decode_row(t, in, scales, n, g, x);
+  attngen_kv_decode_row(t, in, scales, n, x);
   return ATTNGEN_OK;
 }

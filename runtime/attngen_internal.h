@@ -48,9 +48,10 @@ int attngen_kv_group(attngen_kv_dtype t, int d);
 int attngen_check_kv_dtype(const char *fn, attngen_kv_dtype t, int scales_given);
 /* The scale of a group of n elements of a type with scales: max|x| / scale_max (attngen_convert.c). */
 float attngen_kv_group_scale(const float *x, int n, float scale_max);
-/* n elements of type t to and from fp32, g per scale (sc: the scales, NULL for a type without; g then n) */
-void attngen_kv_encode_row(attngen_kv_dtype t, const float *x, int n, int g, void *y, float *sc);
-void attngen_kv_decode_row(attngen_kv_dtype t, const void *y, const float *sc, int n, int g, float *x);
+/* A row of n elements of type t to and from fp32 (sc: its scales, one per attngen_kv_group(t, n) elements; NULL for a
+ * type without) */
+void attngen_kv_encode_row(attngen_kv_dtype t, const float *x, int n, void *y, float *sc);
+void attngen_kv_decode_row(attngen_kv_dtype t, const void *y, const float *sc, int n, float *x);
 int attngen_check_shape(const attngen_shape *s);
 /* ISAs allowed for selection: the CPU's, capped by ATTNGEN_ISA. */
 unsigned attngen_allowed_isas(void);

@@ -30,7 +30,7 @@ static void kv_row_to_float(const attngen_args *a, attngen_kv_dtype t, const uns
     const attngen_strides *ss = v ? &a->v_scale_stride : &a->k_scale_stride;
     sc = (v ? a->v_scale : a->k_scale) + attngen_row_offset(&a->pages, ss, b, j) + h * ss->head;
   }
-  attngen_kv_decode_row(t, y, sc, d, sc ? attngen_kv_group(t, d) : d, dst);
+  attngen_kv_decode_row(t, y, sc, d, dst);
 }
 
 static void kv_pack_copy(const attngen_plan *p, int b, int h)
