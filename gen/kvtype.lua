@@ -24,7 +24,7 @@ end
 function M.words(isa, dtype, D)
   local t = spec.kv_dtype[dtype or "f32"]
   local field = t.field or "f32"
-  local w = { name = t.name, ctype = t.ctype, f32 = t.name == "f32", scaled = t.group ~= nil }
+  local w = { name = t.name, ctype = t.ctype, bytes = t.bytes, f32 = t.name == "f32", scaled = t.group ~= nil }
   -- the cache's K and V fields of attngen_args as pointers to `ctype` (the 16-bit struct types as their bits)
   local cast = w.f32 and "" or ("(const " .. t.ctype .. " *)")
   w.k_ptr = cast .. "a->" .. (t.field and ("k_" .. t.field) or "k")

@@ -384,15 +384,22 @@ function plan.microkernels(isa, p, D, G)
       mk.p_key_stride, mk.p_row_stride = 1, p.keys_padded -- P row-major: P[r][j] at r * keys + j
       qk_stride, pv_stride = string.format("_s%d", p.keys_padded), string.format("_p%d", p.keys_padded)
     end
-    local function qk_name(rows) return string.format("attngen_qkdot_%s_%sx%d%s%s__%s", dim, rows, p.kb, qk_stride, ty, isa.name) end
-    local function pv_name(rows) return string.format("attngen_pv_%s_%sx%d%s%s__%s", dim, rows, p.pvv * W, pv_stride, ty, isa.name) end
+    -- token-major blocks that ask for the rows of the stream's step ahead as they read theirs (`_pf`, the
+    -- vocabulary's prefetch_in_blocks): specialized, unrolled, on a contiguous cache (a paged step's rows are
+    -- found through the block table, row by row)
+    local pf_tm = p.prefetch_token_major and isa.decode.prefetch_in_blocks and not p.paged and D and p.unroll
+      and true or nil
+    mk.qk_prefetch, mk.pv_prefetch = pf_tm, pf_tm
+    local pfs = pf_tm and "_pf" or ""
+    local function qk_name(rows) return string.format("attngen_qkdot_%s_%sx%d%s%s%s__%s", dim, rows, p.kb, qk_stride, ty, pfs, isa.name) end
+    local function pv_name(rows) return string.format("attngen_pv_%s_%sx%d%s%s%s__%s", dim, rows, p.pvv * W, pv_stride, ty, pfs, isa.name) end
     mk.qk_name, mk.pv_name = qk_name(p.rb), pv_name(p.pr)
     if p.lanes then -- rows in the lanes: prefill's microkernel on panels of rv x W rows of Qᵀ (that row stride)
       local pw = p.lanes.panel
       mk.qk_lanes = { name = string.format("attngen_qk_%s_%dx%d_q%d%s__%s", dim, pw, p.lanes.kb, pw, qk_stride, isa.name),
                       kb = p.lanes.kb, rv = p.lanes.rv, qts = pw, qs = mk.qs, unroll = isa.prefill.unroll }
     end
-    mk.pvs = { { name = mk.pv_name, D = D, unroll = p.unroll } } -- one P·V microkernel for the whole head_dim
+    mk.pvs = { { name = mk.pv_name, D = D, unroll = p.unroll, prefetch = pf_tm } } -- one P·V microkernel for the whole head_dim
     -- and the blocks for rows contiguous per head (see pvv_contig), when they differ
     if p.pvv_contig then
       -- with the stream prefetch, the 16- and 8-bit types' blocks ask for row j of the stream's step ahead as they
@@ -433,7 +440,7 @@ function plan.microkernels(isa, p, D, G)
       mk.qk_rowwise.edges[#mk.qk_rowwise.edges + 1] = { name = qk_rw_name(live .. "of" .. p.rb_contig), live = live }
     end
     for _, live in ipairs(edge_rows(p.pr, G)) do
-      local e = { name = pv_name(live .. "of" .. p.pr), D = D, unroll = p.unroll, live = live }
+      local e = { name = pv_name(live .. "of" .. p.pr), D = D, unroll = p.unroll, live = live, prefetch = pf_tm }
       mk.pv_edges[#mk.pv_edges + 1] = e
       mk.pvs[#mk.pvs + 1] = e
     end

@@ -300,7 +300,8 @@ local function section(root, isa, kernels, shared)
       local rw = { mk.qk_rowwise }
       for _, e in ipairs(mk.qk_rowwise.edges) do rw[#rw + 1] = e end
       for _, e in ipairs(rw) do
-        local sub = { qk_name = e.name, live = e.live, rowwise = true, rb = mk.qk_rowwise.rb, kb = mk.qk_rowwise.kb }
+        local sub = { qk_name = e.name, live = e.live, rowwise = true, rb = mk.qk_rowwise.rb, kb = mk.qk_rowwise.kb,
+                      qk_prefetch = false }
         list[#list + 1] = { e.name, mk.template, setmetatable(sub, { __index = mk }) }
       end
     end

@@ -58,6 +58,8 @@ $(ind)const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
 @ -- head's run in a page is short, and after a jump to a page elsewhere the hardware prefetchers start over: each P·V
 @ -- run's `_pf` blocks ask for the same rows of the step ahead (plan.page_run_prefetch: the 16- and 8-bit types, and
 @ -- fp32 on pages of short runs; a kernel without `_pf` blocks asks per run).
+@ -- Where the vocabulary has its blocks ask (prefetch_in_blocks), a specialized kernel's token-major Q·Kᵀ and P·V
+@ -- blocks are `_pf` too (mk.qk_prefetch, mk.pv_prefetch): the same rows, a line or so per vector step of their FMAs.
 @ -- `guard`: the C condition for asking (nil: always).
 @ local function prefetch_stream(ind, step, j0, nj, guard)
 @   if not plan.stream_prefetch then return end
@@ -92,19 +94,26 @@ $(ind)}
 @ local function prefetch_token_major(ind, step, j0, nj)
 @   if plan.prefetch_token_major then prefetch_stream(ind, step, j0, nj, "!contig") end
 @ end
-@ -- The `_pf` P·V blocks' target (pf, pfs, pfn) on rows contiguous per head: rows j0 .. j0 + nj - 1 (C expressions) of
-@ -- the stream's step ahead, which the first row block asks for in L2 a row per V row it reads. On a paged cache only
-@ -- those in the page of row j0 (a run's rows), and their scales at once (a line holds a run's).
-@ local function pf_target(ind, j0, nj)
+@ -- The `_pf` blocks' target (pf, pfs, pfn): rows j0 .. j0 + nj - 1 (C expressions) of the stream's step `step` on
+@ -- (nil: the V step's, nh + hh), which the first row block asks for in L2 as it reads its own rows. On a paged cache
+@ -- only those in the page of row j0 (a run's rows). Their scales at once (a line holds a run's), except on rows
+@ -- contiguous per head (`guard` nil: asked for where rows are contiguous per head, "" always, else that condition).
+@ local function pf_target(ind, j0, nj, guard, step)
 $(ind)const $(kv.ctype) *pf = NULL;
 $(ind)int pfn = 0;
 $(ind)ptrdiff_t pfs = 0;
-$(ind)if (contig) {
-@   step_ahead(ind .. "  ", "nh + hh")
-@   -- x: the first row asked for (a contiguous cache's rows start at the tile's, j0 being 0 there)
-@   local x = paged and "x" or "tk"
+$(ind)$(guard == nil and "if (contig) " or guard ~= "" and ("if (" .. guard .. ") ") or ""){
+@   step_ahead(ind .. "  ", step or "nh + hh")
+@   -- x: the first row asked for (a contiguous cache's from the tile's first, j0 on)
+@   local x = (paged or j0 ~= "0") and "x" or "tk"
+@   if not paged and j0 ~= "0" then
+$(ind)  const int x = tk + $(j0);
+@   end
 @   -- the offset of row x from a head's rows in page 0 (paged), for the rows (`st` the strides, `row` the row stride)
-@   local function in_pages(st, row) return paged and (" + pg * " .. st .. ".batch + in_page * " .. row) or "" end
+@   local function in_pages(st, row)
+@     if paged then return " + pg * " .. st .. ".batch + in_page * " .. row end
+@     return j0 ~= "0" and (" + (ptrdiff_t)" .. j0 .. " * " .. row) or ""
+@   end
 @   if paged then
 $(ind)  const int x = tk + $(j0), room = $(I(paged)) - (x & $(I(paged - 1)));
 @   end
@@ -119,7 +128,7 @@ $(ind)    $(page_of_x)
 $(ind)    pf = hv ? $(step_rows(kv.v_ptr, "a->v_stride", "vs"))$(in_pages("a->v_stride", "vs"))
 $(ind)            : $(step_rows(kv.k_ptr, "a->k_stride", "ks"))$(in_pages("a->k_stride", "ks"));
 $(ind)    pfs = hv ? vs : ks;
-@   if paged and kv.scaled then
+@   if kv.scaled and (paged or guard ~= nil) then
 $(ind)    const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
 $(ind)    const float *sb = hv ? $(step_rows("a->v_scale", "a->v_scale_stride", "ss"))$(in_pages("a->v_scale_stride", "ss"))
 $(ind)                         : $(step_rows("a->k_scale", "a->k_scale_stride", "ss"))$(in_pages("a->k_scale_stride", "ss"));
@@ -162,9 +171,9 @@ $(ind)for (; c < $(D); ++c) dst[c] = $(src)[c];
 @     or ("st + (hh * rows_pv + r0) * ss" .. (j0 and " + " .. j0 or ""))
 @   local head = "(" .. s_at .. qs_arg .. ", alpha + hh * rows_pv + r0, " .. nkeys .. ", " .. (packed and "vt, dp" or "vbase, vs") ..
 @     (kv.scaled and ", vsbase, a->v_scale_stride.seq" or "") .. ", ot + r0 * dp, dp" .. (kern.D and "" or ", d")
-@   local args = head .. ");"
+@   local args = head .. ((mk.pv_prefetch and ", " .. ((not packed and pf) or "NULL, 0, 0")) or "") .. ");"
 @   if mk.pv_contig and not packed then
-@     local args_contig = mk.pv_contig.prefetch and (head .. ", " .. (pf or "NULL, 0, 0") .. ");") or args
+@     local args_contig = mk.pv_contig.prefetch and (head .. ", " .. (pf or "NULL, 0, 0") .. ");") or (head .. ");")
 $(ind)if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
 @     row_blocks(ind .. "  ", mk.pv_contig.pr, mk.pv_contig.name, mk.pv_contig.edges, args_contig)
 $(ind)} else {
@@ -684,13 +693,18 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
           const $(kv.ctype) *kh = kbase + hh * a->k_stride.head;
           const $(kv.ctype) *krow[$(I(plan.kb))];
           for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kh + koff[j];
-@   prefetch_token_major("          ", "hh", "j0", I(plan.kb))
+@   if mk.qk_prefetch then
+@     pf_target("          ", "j0", I(plan.kb), "!contig", "hh")
+@   else
+@     prefetch_token_major("          ", "hh", "j0", I(plan.kb))
+@   end
 @   if kv.scaled then
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[$(I(plan.kb))];
           for (int j = 0; j < $(I(plan.kb)); ++j) ksrow[j] = ksh + ksoff[j];
 @   end
-@   row_blocks("          ", plan.rb, mk.qk_name, mk.qk_edges, qk_args)
+@   row_blocks("          ", plan.rb, mk.qk_name, mk.qk_edges,
+@     mk.qk_prefetch and (qk_args:sub(1, -3) .. ", pf, pfs, r0 == 0 ? pfn : 0);") or qk_args)
         }
       }
     }
@@ -704,7 +718,9 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-@   prefetch_token_major("      ", "nh + hh", "0", "nk")
+@   if not mk.pv_prefetch then
+@     prefetch_token_major("      ", "nh + hh", "0", "nk")
+@   end
 @   if plan.lanes then
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
@@ -751,10 +767,11 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @   if kv.scaled then
       const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
 @   end
-@   if mk.pv_contig and mk.pv_contig.prefetch then
-      /* rows contiguous per head: the first row block asks for the rows of the stream's step ahead (the next
+@   if mk.pv_prefetch or (mk.pv_contig and mk.pv_contig.prefetch) then
+      /* $(mk.pv_prefetch and "" or "rows contiguous per head: ")the first row block asks for the rows of the stream's step ahead (the next
        * head's V rows, or the next tile's K rows) as it reads this head's V rows */
-@     pf_target("      ", "0", "nk")
+@     local cp = mk.pv_contig and mk.pv_contig.prefetch
+@     pf_target("      ", "0", "nk", not mk.pv_prefetch and "contig" or (cp or not mk.pv_contig) and "" or "!contig")
 @   end
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
 @   pv_blocks("      ", nil, "n", "pf, pfs, r0 == 0 ? pfn : 0")

@@ -29,6 +29,11 @@ return {
     -- Token-major pages too: shuffled pages of 16 / 64 rows ran 0.92 / 0.95-0.97x the contiguous cache without,
     -- 0.85-0.86 / 0.87-0.88x with (two interleaved pairs of runs of BENCH_FILTER=paged)
     stream_prefetch_f32_token_major = false,
+    -- the token-major Q·Kᵀ and P·V blocks ask for their rows of the step ahead themselves, a line or so per vector
+    -- step of their FMAs (`_pf`, gen/plan.lua), instead of all of a step's lines at once before the block: a burst
+    -- of 12-32 requests waited on the miss buffers. h32/kv8/d128 at kv_len 16384, Zen 3, paired medians of 21
+    -- interleaved calls: f16 1.05x, bf16 1.02-1.05x, int8 1.00-1.03x (its rows are 2 lines a head)
+    prefetch_in_blocks = true,
     page_run_bytes = 32768, -- as AVX-512's (gen/isa/avx512.lua)
     keys = 32,
     -- keys_contiguous: keys per tile when each kv head's K and V rows are contiguous (head-major cache; chosen at

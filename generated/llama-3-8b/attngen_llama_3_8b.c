@@ -3353,6 +3353,10 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_int8__avx512(c
           pf = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                   : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
           pfs = hv ? vs : ks;
+          const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
+          const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * ss
+                               : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * ss;
+          for (ptrdiff_t c = 0; c < pfn * ss; c += 16) _mm_prefetch((const char *)(sb + c), _MM_HINT_T1);
         }
       }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
@@ -4511,6 +4515,10 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_int8__
           pf = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                   : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
           pfs = hv ? vs : ks;
+          const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
+          const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * ss
+                               : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * ss;
+          for (ptrdiff_t c = 0; c < pfn * ss; c += 16) _mm_prefetch((const char *)(sb + c), _MM_HINT_T1);
         }
       }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
@@ -5647,7 +5655,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x64_t256__avx2
 /* S[r][j] = Q_r · K_j for 4 query rows and KB=3 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_qkdot_d128_4x3_t256_f16__avx2(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_qkdot_d128_4x3_t256_f16_pf__avx2(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s, const uint16_t *pf, ptrdiff_t pfs, int pfn)
 {
   const uint16_t *restrict k0 = krow[0];
   const uint16_t *restrict k1 = krow[1];
@@ -5666,16 +5674,19 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_qkdot_d128_4x3_t25
       { const __m256 qv = _mm256_loadu_ps(q1); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
       { const __m256 qv = _mm256_loadu_ps(q2); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
       { const __m256 qv = _mm256_loadu_ps(q3); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    if (pfn > 0) _mm_prefetch((const char *)(pf), _MM_HINT_T1);
     { __m256 kv0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 8))); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 8))); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 8))); ATTNGEN_PIN_AVX2(kv2);
       { const __m256 qv = _mm256_loadu_ps(q0 + 8); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
       { const __m256 qv = _mm256_loadu_ps(q1 + 8); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
       { const __m256 qv = _mm256_loadu_ps(q2 + 8); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
       { const __m256 qv = _mm256_loadu_ps(q3 + 8); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    if (pfn > 0) _mm_prefetch((const char *)(pf + 32), _MM_HINT_T1);
     { __m256 kv0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 16))); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 16))); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 16))); ATTNGEN_PIN_AVX2(kv2);
       { const __m256 qv = _mm256_loadu_ps(q0 + 16); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
       { const __m256 qv = _mm256_loadu_ps(q1 + 16); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
       { const __m256 qv = _mm256_loadu_ps(q2 + 16); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
       { const __m256 qv = _mm256_loadu_ps(q3 + 16); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    if (pfn > 0) _mm_prefetch((const char *)(pf + 64), _MM_HINT_T1);
     { __m256 kv0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 24))); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 24))); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 24))); ATTNGEN_PIN_AVX2(kv2);
       { const __m256 qv = _mm256_loadu_ps(q0 + 24); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
       { const __m256 qv = _mm256_loadu_ps(q1 + 24); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
@@ -5686,16 +5697,19 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_qkdot_d128_4x3_t25
       { const __m256 qv = _mm256_loadu_ps(q1 + 32); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
       { const __m256 qv = _mm256_loadu_ps(q2 + 32); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
       { const __m256 qv = _mm256_loadu_ps(q3 + 32); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    if (pfn > 0) _mm_prefetch((const char *)(pf + 96), _MM_HINT_T1);
     { __m256 kv0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 40))); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 40))); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 40))); ATTNGEN_PIN_AVX2(kv2);
       { const __m256 qv = _mm256_loadu_ps(q0 + 40); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
       { const __m256 qv = _mm256_loadu_ps(q1 + 40); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
       { const __m256 qv = _mm256_loadu_ps(q2 + 40); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
       { const __m256 qv = _mm256_loadu_ps(q3 + 40); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    if (pfn > 1) _mm_prefetch((const char *)(pf + pfs), _MM_HINT_T1);
     { __m256 kv0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 48))); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 48))); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 48))); ATTNGEN_PIN_AVX2(kv2);
       { const __m256 qv = _mm256_loadu_ps(q0 + 48); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
       { const __m256 qv = _mm256_loadu_ps(q1 + 48); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
       { const __m256 qv = _mm256_loadu_ps(q2 + 48); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
       { const __m256 qv = _mm256_loadu_ps(q3 + 48); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    if (pfn > 1) _mm_prefetch((const char *)(pf + pfs + 32), _MM_HINT_T1);
     { __m256 kv0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 56))); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 56))); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 56))); ATTNGEN_PIN_AVX2(kv2);
       { const __m256 qv = _mm256_loadu_ps(q0 + 56); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
       { const __m256 qv = _mm256_loadu_ps(q1 + 56); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
@@ -5706,16 +5720,19 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_qkdot_d128_4x3_t25
       { const __m256 qv = _mm256_loadu_ps(q1 + 64); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
       { const __m256 qv = _mm256_loadu_ps(q2 + 64); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
       { const __m256 qv = _mm256_loadu_ps(q3 + 64); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    if (pfn > 1) _mm_prefetch((const char *)(pf + pfs + 64), _MM_HINT_T1);
     { __m256 kv0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 72))); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 72))); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 72))); ATTNGEN_PIN_AVX2(kv2);
       { const __m256 qv = _mm256_loadu_ps(q0 + 72); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
       { const __m256 qv = _mm256_loadu_ps(q1 + 72); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
       { const __m256 qv = _mm256_loadu_ps(q2 + 72); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
       { const __m256 qv = _mm256_loadu_ps(q3 + 72); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    if (pfn > 1) _mm_prefetch((const char *)(pf + pfs + 96), _MM_HINT_T1);
     { __m256 kv0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 80))); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 80))); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 80))); ATTNGEN_PIN_AVX2(kv2);
       { const __m256 qv = _mm256_loadu_ps(q0 + 80); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
       { const __m256 qv = _mm256_loadu_ps(q1 + 80); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
       { const __m256 qv = _mm256_loadu_ps(q2 + 80); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
       { const __m256 qv = _mm256_loadu_ps(q3 + 80); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs), _MM_HINT_T1);
     { __m256 kv0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 88))); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 88))); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 88))); ATTNGEN_PIN_AVX2(kv2);
       { const __m256 qv = _mm256_loadu_ps(q0 + 88); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
       { const __m256 qv = _mm256_loadu_ps(q1 + 88); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
@@ -5726,16 +5743,19 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_qkdot_d128_4x3_t25
       { const __m256 qv = _mm256_loadu_ps(q1 + 96); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
       { const __m256 qv = _mm256_loadu_ps(q2 + 96); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
       { const __m256 qv = _mm256_loadu_ps(q3 + 96); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs + 32), _MM_HINT_T1);
     { __m256 kv0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 104))); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 104))); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 104))); ATTNGEN_PIN_AVX2(kv2);
       { const __m256 qv = _mm256_loadu_ps(q0 + 104); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
       { const __m256 qv = _mm256_loadu_ps(q1 + 104); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
       { const __m256 qv = _mm256_loadu_ps(q2 + 104); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
       { const __m256 qv = _mm256_loadu_ps(q3 + 104); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs + 64), _MM_HINT_T1);
     { __m256 kv0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 112))); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 112))); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 112))); ATTNGEN_PIN_AVX2(kv2);
       { const __m256 qv = _mm256_loadu_ps(q0 + 112); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
       { const __m256 qv = _mm256_loadu_ps(q1 + 112); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
       { const __m256 qv = _mm256_loadu_ps(q2 + 112); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
       { const __m256 qv = _mm256_loadu_ps(q3 + 112); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs + 96), _MM_HINT_T1);
     { __m256 kv0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 120))); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 120))); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 120))); ATTNGEN_PIN_AVX2(kv2);
       { const __m256 qv = _mm256_loadu_ps(q0 + 120); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
       { const __m256 qv = _mm256_loadu_ps(q1 + 120); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
@@ -5926,8 +5946,8 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_qkdot_d128_1x8_t25
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
  * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 256 + r * 1].
  * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_pv_d128_4x24_t256_f16__avx2(const float *restrict pt, const float *restrict alpha,
-    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_pv_d128_4x24_t256_f16_pf__avx2(const float *restrict pt, const float *restrict alpha,
+    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, const uint16_t *pf, ptrdiff_t pfs, int pfn)
 {
   /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
    * is exactly 1 (x * 1 = x, the same bits either way) */
@@ -5946,6 +5966,8 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_pv_d128_4x24_t256_
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
+      if (j < pfn)
+        for (int c = 0; c < 128; c += 64 / (int)sizeof(*pf)) _mm_prefetch((const char *)(pf + j * pfs + c), _MM_HINT_T1);
       __m256 v0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj))), v1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 8))), v2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 16))); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
@@ -6142,7 +6164,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_pv_d128_2x64_t256_
 /* S[r][j] = Q_r · K_j for 4 query rows and KB=3 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x3_t256_bf16__avx2(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x3_t256_bf16_pf__avx2(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s, const uint16_t *pf, ptrdiff_t pfs, int pfn)
 {
   const uint16_t *restrict k0 = krow[0];
   const uint16_t *restrict k1 = krow[1];
@@ -6161,16 +6183,19 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x3_t256_bf1
       { const __m256 qv = _mm256_loadu_ps(q1); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
       { const __m256 qv = _mm256_loadu_ps(q2); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
       { const __m256 qv = _mm256_loadu_ps(q3); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    if (pfn > 0) _mm_prefetch((const char *)(pf), _MM_HINT_T1);
     { __m256 kv0 = attngen_bf16_load_avx2(k0 + 8); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_bf16_load_avx2(k1 + 8); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_bf16_load_avx2(k2 + 8); ATTNGEN_PIN_AVX2(kv2);
       { const __m256 qv = _mm256_loadu_ps(q0 + 8); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
       { const __m256 qv = _mm256_loadu_ps(q1 + 8); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
       { const __m256 qv = _mm256_loadu_ps(q2 + 8); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
       { const __m256 qv = _mm256_loadu_ps(q3 + 8); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    if (pfn > 0) _mm_prefetch((const char *)(pf + 32), _MM_HINT_T1);
     { __m256 kv0 = attngen_bf16_load_avx2(k0 + 16); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_bf16_load_avx2(k1 + 16); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_bf16_load_avx2(k2 + 16); ATTNGEN_PIN_AVX2(kv2);
       { const __m256 qv = _mm256_loadu_ps(q0 + 16); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
       { const __m256 qv = _mm256_loadu_ps(q1 + 16); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
       { const __m256 qv = _mm256_loadu_ps(q2 + 16); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
       { const __m256 qv = _mm256_loadu_ps(q3 + 16); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    if (pfn > 0) _mm_prefetch((const char *)(pf + 64), _MM_HINT_T1);
     { __m256 kv0 = attngen_bf16_load_avx2(k0 + 24); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_bf16_load_avx2(k1 + 24); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_bf16_load_avx2(k2 + 24); ATTNGEN_PIN_AVX2(kv2);
       { const __m256 qv = _mm256_loadu_ps(q0 + 24); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
       { const __m256 qv = _mm256_loadu_ps(q1 + 24); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
@@ -6181,16 +6206,19 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x3_t256_bf1
       { const __m256 qv = _mm256_loadu_ps(q1 + 32); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
       { const __m256 qv = _mm256_loadu_ps(q2 + 32); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
       { const __m256 qv = _mm256_loadu_ps(q3 + 32); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    if (pfn > 0) _mm_prefetch((const char *)(pf + 96), _MM_HINT_T1);
     { __m256 kv0 = attngen_bf16_load_avx2(k0 + 40); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_bf16_load_avx2(k1 + 40); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_bf16_load_avx2(k2 + 40); ATTNGEN_PIN_AVX2(kv2);
       { const __m256 qv = _mm256_loadu_ps(q0 + 40); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
       { const __m256 qv = _mm256_loadu_ps(q1 + 40); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
       { const __m256 qv = _mm256_loadu_ps(q2 + 40); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
       { const __m256 qv = _mm256_loadu_ps(q3 + 40); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    if (pfn > 1) _mm_prefetch((const char *)(pf + pfs), _MM_HINT_T1);
     { __m256 kv0 = attngen_bf16_load_avx2(k0 + 48); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_bf16_load_avx2(k1 + 48); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_bf16_load_avx2(k2 + 48); ATTNGEN_PIN_AVX2(kv2);
       { const __m256 qv = _mm256_loadu_ps(q0 + 48); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
       { const __m256 qv = _mm256_loadu_ps(q1 + 48); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
       { const __m256 qv = _mm256_loadu_ps(q2 + 48); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
       { const __m256 qv = _mm256_loadu_ps(q3 + 48); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    if (pfn > 1) _mm_prefetch((const char *)(pf + pfs + 32), _MM_HINT_T1);
     { __m256 kv0 = attngen_bf16_load_avx2(k0 + 56); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_bf16_load_avx2(k1 + 56); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_bf16_load_avx2(k2 + 56); ATTNGEN_PIN_AVX2(kv2);
       { const __m256 qv = _mm256_loadu_ps(q0 + 56); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
       { const __m256 qv = _mm256_loadu_ps(q1 + 56); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
@@ -6201,16 +6229,19 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x3_t256_bf1
       { const __m256 qv = _mm256_loadu_ps(q1 + 64); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
       { const __m256 qv = _mm256_loadu_ps(q2 + 64); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
       { const __m256 qv = _mm256_loadu_ps(q3 + 64); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    if (pfn > 1) _mm_prefetch((const char *)(pf + pfs + 64), _MM_HINT_T1);
     { __m256 kv0 = attngen_bf16_load_avx2(k0 + 72); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_bf16_load_avx2(k1 + 72); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_bf16_load_avx2(k2 + 72); ATTNGEN_PIN_AVX2(kv2);
       { const __m256 qv = _mm256_loadu_ps(q0 + 72); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
       { const __m256 qv = _mm256_loadu_ps(q1 + 72); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
       { const __m256 qv = _mm256_loadu_ps(q2 + 72); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
       { const __m256 qv = _mm256_loadu_ps(q3 + 72); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    if (pfn > 1) _mm_prefetch((const char *)(pf + pfs + 96), _MM_HINT_T1);
     { __m256 kv0 = attngen_bf16_load_avx2(k0 + 80); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_bf16_load_avx2(k1 + 80); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_bf16_load_avx2(k2 + 80); ATTNGEN_PIN_AVX2(kv2);
       { const __m256 qv = _mm256_loadu_ps(q0 + 80); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
       { const __m256 qv = _mm256_loadu_ps(q1 + 80); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
       { const __m256 qv = _mm256_loadu_ps(q2 + 80); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
       { const __m256 qv = _mm256_loadu_ps(q3 + 80); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs), _MM_HINT_T1);
     { __m256 kv0 = attngen_bf16_load_avx2(k0 + 88); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_bf16_load_avx2(k1 + 88); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_bf16_load_avx2(k2 + 88); ATTNGEN_PIN_AVX2(kv2);
       { const __m256 qv = _mm256_loadu_ps(q0 + 88); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
       { const __m256 qv = _mm256_loadu_ps(q1 + 88); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
@@ -6221,16 +6252,19 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x3_t256_bf1
       { const __m256 qv = _mm256_loadu_ps(q1 + 96); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
       { const __m256 qv = _mm256_loadu_ps(q2 + 96); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
       { const __m256 qv = _mm256_loadu_ps(q3 + 96); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs + 32), _MM_HINT_T1);
     { __m256 kv0 = attngen_bf16_load_avx2(k0 + 104); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_bf16_load_avx2(k1 + 104); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_bf16_load_avx2(k2 + 104); ATTNGEN_PIN_AVX2(kv2);
       { const __m256 qv = _mm256_loadu_ps(q0 + 104); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
       { const __m256 qv = _mm256_loadu_ps(q1 + 104); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
       { const __m256 qv = _mm256_loadu_ps(q2 + 104); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
       { const __m256 qv = _mm256_loadu_ps(q3 + 104); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs + 64), _MM_HINT_T1);
     { __m256 kv0 = attngen_bf16_load_avx2(k0 + 112); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_bf16_load_avx2(k1 + 112); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_bf16_load_avx2(k2 + 112); ATTNGEN_PIN_AVX2(kv2);
       { const __m256 qv = _mm256_loadu_ps(q0 + 112); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
       { const __m256 qv = _mm256_loadu_ps(q1 + 112); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
       { const __m256 qv = _mm256_loadu_ps(q2 + 112); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
       { const __m256 qv = _mm256_loadu_ps(q3 + 112); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs + 96), _MM_HINT_T1);
     { __m256 kv0 = attngen_bf16_load_avx2(k0 + 120); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_bf16_load_avx2(k1 + 120); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_bf16_load_avx2(k2 + 120); ATTNGEN_PIN_AVX2(kv2);
       { const __m256 qv = _mm256_loadu_ps(q0 + 120); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
       { const __m256 qv = _mm256_loadu_ps(q1 + 120); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
@@ -6421,8 +6455,8 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_1x8_t256_row
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
  * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 256 + r * 1].
  * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_bf16__avx2(const float *restrict pt, const float *restrict alpha,
-    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_bf16_pf__avx2(const float *restrict pt, const float *restrict alpha,
+    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, const uint16_t *pf, ptrdiff_t pfs, int pfn)
 {
   /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
    * is exactly 1 (x * 1 = x, the same bits either way) */
@@ -6441,6 +6475,8 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_bf16_
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
+      if (j < pfn)
+        for (int c = 0; c < 128; c += 64 / (int)sizeof(*pf)) _mm_prefetch((const char *)(pf + j * pfs + c), _MM_HINT_T1);
       __m256 v0 = attngen_bf16_load_avx2(vj), v1 = attngen_bf16_load_avx2(vj + 8), v2 = attngen_bf16_load_avx2(vj + 16); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
@@ -6637,7 +6673,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x64_t256_bf16_
 /* S[r][j] = Q_r · K_j for 4 query rows and KB=3 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x3_t256_int8__avx2(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x3_t256_int8_pf__avx2(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, const int8_t *pf, ptrdiff_t pfs, int pfn)
 {
   const int8_t *restrict k0 = krow[0];
   const float *restrict ks0 = ksrow[0];
@@ -6664,6 +6700,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x3_t256_int
       { const __m256 qv = _mm256_loadu_ps(q1 + 8); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
       { const __m256 qv = _mm256_loadu_ps(q2 + 8); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
       { const __m256 qv = _mm256_loadu_ps(q3 + 8); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    if (pfn > 0) _mm_prefetch((const char *)(pf), _MM_HINT_T1);
     { __m256 kv0 = attngen_i8_load_avx2(k0 + 16); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_i8_load_avx2(k1 + 16); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_i8_load_avx2(k2 + 16); ATTNGEN_PIN_AVX2(kv2);
       { const __m256 qv = _mm256_loadu_ps(q0 + 16); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
       { const __m256 qv = _mm256_loadu_ps(q1 + 16); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
@@ -6679,6 +6716,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x3_t256_int
       { const __m256 qv = _mm256_loadu_ps(q1 + 32); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
       { const __m256 qv = _mm256_loadu_ps(q2 + 32); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
       { const __m256 qv = _mm256_loadu_ps(q3 + 32); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    if (pfn > 0) _mm_prefetch((const char *)(pf + 64), _MM_HINT_T1);
     { __m256 kv0 = attngen_i8_load_avx2(k0 + 40); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_i8_load_avx2(k1 + 40); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_i8_load_avx2(k2 + 40); ATTNGEN_PIN_AVX2(kv2);
       { const __m256 qv = _mm256_loadu_ps(q0 + 40); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
       { const __m256 qv = _mm256_loadu_ps(q1 + 40); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
@@ -6689,6 +6727,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x3_t256_int
       { const __m256 qv = _mm256_loadu_ps(q1 + 48); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
       { const __m256 qv = _mm256_loadu_ps(q2 + 48); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
       { const __m256 qv = _mm256_loadu_ps(q3 + 48); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    if (pfn > 1) _mm_prefetch((const char *)(pf + pfs), _MM_HINT_T1);
     { __m256 kv0 = attngen_i8_load_avx2(k0 + 56); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_i8_load_avx2(k1 + 56); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_i8_load_avx2(k2 + 56); ATTNGEN_PIN_AVX2(kv2);
       { const __m256 qv = _mm256_loadu_ps(q0 + 56); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
       { const __m256 qv = _mm256_loadu_ps(q1 + 56); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
@@ -6704,6 +6743,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x3_t256_int
       { const __m256 qv = _mm256_loadu_ps(q1 + 72); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
       { const __m256 qv = _mm256_loadu_ps(q2 + 72); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
       { const __m256 qv = _mm256_loadu_ps(q3 + 72); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    if (pfn > 1) _mm_prefetch((const char *)(pf + pfs + 64), _MM_HINT_T1);
     { __m256 kv0 = attngen_i8_load_avx2(k0 + 80); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_i8_load_avx2(k1 + 80); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_i8_load_avx2(k2 + 80); ATTNGEN_PIN_AVX2(kv2);
       { const __m256 qv = _mm256_loadu_ps(q0 + 80); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
       { const __m256 qv = _mm256_loadu_ps(q1 + 80); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
@@ -6719,6 +6759,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x3_t256_int
       { const __m256 qv = _mm256_loadu_ps(q1 + 96); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
       { const __m256 qv = _mm256_loadu_ps(q2 + 96); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
       { const __m256 qv = _mm256_loadu_ps(q3 + 96); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs), _MM_HINT_T1);
     { __m256 kv0 = attngen_i8_load_avx2(k0 + 104); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_i8_load_avx2(k1 + 104); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_i8_load_avx2(k2 + 104); ATTNGEN_PIN_AVX2(kv2);
       { const __m256 qv = _mm256_loadu_ps(q0 + 104); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
       { const __m256 qv = _mm256_loadu_ps(q1 + 104); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
@@ -6729,6 +6770,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x3_t256_int
       { const __m256 qv = _mm256_loadu_ps(q1 + 112); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
       { const __m256 qv = _mm256_loadu_ps(q2 + 112); acc2_0 = _mm256_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm256_fmadd_ps(qv, kv1, acc2_1); acc2_2 = _mm256_fmadd_ps(qv, kv2, acc2_2); }
       { const __m256 qv = _mm256_loadu_ps(q3 + 112); acc3_0 = _mm256_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm256_fmadd_ps(qv, kv1, acc3_1); acc3_2 = _mm256_fmadd_ps(qv, kv2, acc3_2); } }
+    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs + 64), _MM_HINT_T1);
     { __m256 kv0 = attngen_i8_load_avx2(k0 + 120); ATTNGEN_PIN_AVX2(kv0); __m256 kv1 = attngen_i8_load_avx2(k1 + 120); ATTNGEN_PIN_AVX2(kv1); __m256 kv2 = attngen_i8_load_avx2(k2 + 120); ATTNGEN_PIN_AVX2(kv2);
       { const __m256 qv = _mm256_loadu_ps(q0 + 120); acc0_0 = _mm256_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm256_fmadd_ps(qv, kv1, acc0_1); acc0_2 = _mm256_fmadd_ps(qv, kv2, acc0_2); }
       { const __m256 qv = _mm256_loadu_ps(q1 + 120); acc1_0 = _mm256_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm256_fmadd_ps(qv, kv1, acc1_1); acc1_2 = _mm256_fmadd_ps(qv, kv2, acc1_2); }
@@ -6789,8 +6831,8 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x1_t256_row
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
  * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 256 + r * 1].
  * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_int8__avx2(float *restrict pt, const float *restrict alpha,
-    int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_int8_pf__avx2(float *restrict pt, const float *restrict alpha,
+    int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, const int8_t *pf, ptrdiff_t pfs, int pfn)
 {
   /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
    * is exactly 1 (x * 1 = x, the same bits either way) */
@@ -6815,6 +6857,8 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_int8_
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
+      if (j < pfn)
+        for (int c = 0; c < 128; c += 64 / (int)sizeof(*pf)) _mm_prefetch((const char *)(pf + j * pfs + c), _MM_HINT_T1);
       __m256 v0 = attngen_i8_load_avx2(vj), v1 = attngen_i8_load_avx2(vj + 8), v2 = attngen_i8_load_avx2(vj + 16); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
@@ -7833,23 +7877,23 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_decode_f16__avx2(c
           const uint16_t *kh = kbase + hh * a->k_stride.head;
           const uint16_t *krow[3];
           for (int j = 0; j < 3; ++j) krow[j] = kh + koff[j];
+          const uint16_t *pf = NULL;
+          int pfn = 0;
+          ptrdiff_t pfs = 0;
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 3 ? kend - tk : j0 + 3; /* rows past the sequence's end: none */
-            if (j0 < j1) {
-              const uint16_t *rb = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : (const uint16_t *)a->k_f16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const uint16_t *r = rb + j * rs;
-                for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-              }
+            const int x = tk + j0;
+            pfn = kend - x < 3 ? kend - x : 3; /* rows past the sequence's end: none */
+            if (pfn > 0) {
+              pf = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs + (ptrdiff_t)j0 * vs
+                      : (const uint16_t *)a->k_f16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks + (ptrdiff_t)j0 * ks;
+              pfs = hv ? vs : ks;
             }
           }
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d128_4x3_t256_f16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_4x3_t256_f16_pf__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0);
         }
       }
     }
@@ -7887,27 +7931,13 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_decode_f16__avx2(c
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      if (!contig) {
-        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
-        if (0 < j1) {
-          const uint16_t *rb = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                               : (const uint16_t *)a->k_f16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-          const ptrdiff_t rs = hv ? vs : ks;
-          for (int j = 0; j < j1; ++j) {
-            const uint16_t *r = rb + j * rs;
-            for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-          }
-        }
-      }
       const uint16_t *vbase = (const uint16_t *)a->v_f16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
-      /* rows contiguous per head: the first row block asks for the rows of the stream's step ahead (the next
+      /* the first row block asks for the rows of the stream's step ahead (the next
        * head's V rows, or the next tile's K rows) as it reads this head's V rows */
       const uint16_t *pf = NULL;
       int pfn = 0;
       ptrdiff_t pfs = 0;
-      if (contig) {
+      {
         const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
         const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         pfn = kend - tk < nk ? kend - tk : nk; /* rows past the sequence's end: none */
@@ -7925,7 +7955,7 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_decode_f16__avx2(c
       } else {
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
-          attngen_pv_d128_4x24_t256_f16__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+          attngen_pv_d128_4x24_t256_f16_pf__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0);
       }
     }
   }
@@ -8107,23 +8137,23 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_bf16__avx2(const
           const uint16_t *kh = kbase + hh * a->k_stride.head;
           const uint16_t *krow[3];
           for (int j = 0; j < 3; ++j) krow[j] = kh + koff[j];
+          const uint16_t *pf = NULL;
+          int pfn = 0;
+          ptrdiff_t pfs = 0;
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 3 ? kend - tk : j0 + 3; /* rows past the sequence's end: none */
-            if (j0 < j1) {
-              const uint16_t *rb = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const uint16_t *r = rb + j * rs;
-                for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-              }
+            const int x = tk + j0;
+            pfn = kend - x < 3 ? kend - x : 3; /* rows past the sequence's end: none */
+            if (pfn > 0) {
+              pf = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs + (ptrdiff_t)j0 * vs
+                      : (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks + (ptrdiff_t)j0 * ks;
+              pfs = hv ? vs : ks;
             }
           }
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d128_4x3_t256_bf16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_4x3_t256_bf16_pf__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0);
         }
       }
     }
@@ -8161,27 +8191,13 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_bf16__avx2(const
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      if (!contig) {
-        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
-        if (0 < j1) {
-          const uint16_t *rb = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                               : (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-          const ptrdiff_t rs = hv ? vs : ks;
-          for (int j = 0; j < j1; ++j) {
-            const uint16_t *r = rb + j * rs;
-            for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-          }
-        }
-      }
       const uint16_t *vbase = (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
-      /* rows contiguous per head: the first row block asks for the rows of the stream's step ahead (the next
+      /* the first row block asks for the rows of the stream's step ahead (the next
        * head's V rows, or the next tile's K rows) as it reads this head's V rows */
       const uint16_t *pf = NULL;
       int pfn = 0;
       ptrdiff_t pfs = 0;
-      if (contig) {
+      {
         const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
         const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         pfn = kend - tk < nk ? kend - tk : nk; /* rows past the sequence's end: none */
@@ -8199,7 +8215,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_bf16__avx2(const
       } else {
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
-          attngen_pv_d128_4x24_t256_bf16__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+          attngen_pv_d128_4x24_t256_bf16_pf__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0);
       }
     }
   }
@@ -8391,22 +8407,22 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_int8__avx2(const
           const int8_t *kh = kbase + hh * a->k_stride.head;
           const int8_t *krow[3];
           for (int j = 0; j < 3; ++j) krow[j] = kh + koff[j];
+          const int8_t *pf = NULL;
+          int pfn = 0;
+          ptrdiff_t pfs = 0;
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 3 ? kend - tk : j0 + 3; /* rows past the sequence's end: none */
-            if (j0 < j1) {
-              const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
-                               : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
+            const int x = tk + j0;
+            pfn = kend - x < 3 ? kend - x : 3; /* rows past the sequence's end: none */
+            if (pfn > 0) {
+              pf = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs + (ptrdiff_t)j0 * vs
+                      : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks + (ptrdiff_t)j0 * ks;
+              pfs = hv ? vs : ks;
               const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
-              for (int j = j0; j < j1; ++j) {
-                const int8_t *r = rb + j * rs;
-                for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
-              }
+              const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * ss + (ptrdiff_t)j0 * ss
+                                   : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * ss + (ptrdiff_t)j0 * ss;
+              for (ptrdiff_t c = 0; c < pfn * ss; c += 16) _mm_prefetch((const char *)(sb + c), _MM_HINT_T1);
             }
           }
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
@@ -8414,7 +8430,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_int8__avx2(const
           for (int j = 0; j < 3; ++j) ksrow[j] = ksh + ksoff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d128_4x3_t256_int8__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_4x3_t256_int8_pf__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0);
         }
       }
     }
@@ -8452,32 +8468,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_int8__avx2(const
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      if (!contig) {
-        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
-        if (0 < j1) {
-          const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                               : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-          const ptrdiff_t rs = hv ? vs : ks;
-          const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
-                           : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
-          const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
-          for (int j = 0; j < j1; ++j) {
-            const int8_t *r = rb + j * rs;
-            for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-            _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
-          }
-        }
-      }
       const int8_t *vbase = (const int8_t *)a->v_i8 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
-      /* rows contiguous per head: the first row block asks for the rows of the stream's step ahead (the next
+      /* the first row block asks for the rows of the stream's step ahead (the next
        * head's V rows, or the next tile's K rows) as it reads this head's V rows */
       const int8_t *pf = NULL;
       int pfn = 0;
       ptrdiff_t pfs = 0;
-      if (contig) {
+      {
         const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
         const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         pfn = kend - tk < nk ? kend - tk : nk; /* rows past the sequence's end: none */
@@ -8485,6 +8483,10 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_int8__avx2(const
           pf = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                   : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
           pfs = hv ? vs : ks;
+          const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
+          const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * ss
+                               : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * ss;
+          for (ptrdiff_t c = 0; c < pfn * ss; c += 16) _mm_prefetch((const char *)(sb + c), _MM_HINT_T1);
         }
       }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
@@ -8495,7 +8497,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_int8__avx2(const
       } else {
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
-          attngen_pv_d128_4x24_t256_int8__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp);
+          attngen_pv_d128_4x24_t256_int8_pf__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0);
       }
     }
   }
@@ -8975,23 +8977,23 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_padding_decode_f16
           const uint16_t *kh = kbase + hh * a->k_stride.head;
           const uint16_t *krow[3];
           for (int j = 0; j < 3; ++j) krow[j] = kh + koff[j];
+          const uint16_t *pf = NULL;
+          int pfn = 0;
+          ptrdiff_t pfs = 0;
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 3 ? kend - tk : j0 + 3; /* rows past the sequence's end: none */
-            if (j0 < j1) {
-              const uint16_t *rb = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : (const uint16_t *)a->k_f16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const uint16_t *r = rb + j * rs;
-                for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-              }
+            const int x = tk + j0;
+            pfn = kend - x < 3 ? kend - x : 3; /* rows past the sequence's end: none */
+            if (pfn > 0) {
+              pf = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs + (ptrdiff_t)j0 * vs
+                      : (const uint16_t *)a->k_f16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks + (ptrdiff_t)j0 * ks;
+              pfs = hv ? vs : ks;
             }
           }
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d128_4x3_t256_f16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_4x3_t256_f16_pf__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0);
         }
       }
     }
@@ -9029,27 +9031,13 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_padding_decode_f16
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      if (!contig) {
-        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
-        if (0 < j1) {
-          const uint16_t *rb = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                               : (const uint16_t *)a->k_f16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-          const ptrdiff_t rs = hv ? vs : ks;
-          for (int j = 0; j < j1; ++j) {
-            const uint16_t *r = rb + j * rs;
-            for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-          }
-        }
-      }
       const uint16_t *vbase = (const uint16_t *)a->v_f16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
-      /* rows contiguous per head: the first row block asks for the rows of the stream's step ahead (the next
+      /* the first row block asks for the rows of the stream's step ahead (the next
        * head's V rows, or the next tile's K rows) as it reads this head's V rows */
       const uint16_t *pf = NULL;
       int pfn = 0;
       ptrdiff_t pfs = 0;
-      if (contig) {
+      {
         const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
         const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         pfn = kend - tk < nk ? kend - tk : nk; /* rows past the sequence's end: none */
@@ -9067,7 +9055,7 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_padding_decode_f16
       } else {
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
-          attngen_pv_d128_4x24_t256_f16__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+          attngen_pv_d128_4x24_t256_f16_pf__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0);
       }
     }
   }
@@ -9250,23 +9238,23 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_bf16__av
           const uint16_t *kh = kbase + hh * a->k_stride.head;
           const uint16_t *krow[3];
           for (int j = 0; j < 3; ++j) krow[j] = kh + koff[j];
+          const uint16_t *pf = NULL;
+          int pfn = 0;
+          ptrdiff_t pfs = 0;
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 3 ? kend - tk : j0 + 3; /* rows past the sequence's end: none */
-            if (j0 < j1) {
-              const uint16_t *rb = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const uint16_t *r = rb + j * rs;
-                for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-              }
+            const int x = tk + j0;
+            pfn = kend - x < 3 ? kend - x : 3; /* rows past the sequence's end: none */
+            if (pfn > 0) {
+              pf = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs + (ptrdiff_t)j0 * vs
+                      : (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks + (ptrdiff_t)j0 * ks;
+              pfs = hv ? vs : ks;
             }
           }
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d128_4x3_t256_bf16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_4x3_t256_bf16_pf__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0);
         }
       }
     }
@@ -9304,27 +9292,13 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_bf16__av
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      if (!contig) {
-        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
-        if (0 < j1) {
-          const uint16_t *rb = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                               : (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-          const ptrdiff_t rs = hv ? vs : ks;
-          for (int j = 0; j < j1; ++j) {
-            const uint16_t *r = rb + j * rs;
-            for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-          }
-        }
-      }
       const uint16_t *vbase = (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
-      /* rows contiguous per head: the first row block asks for the rows of the stream's step ahead (the next
+      /* the first row block asks for the rows of the stream's step ahead (the next
        * head's V rows, or the next tile's K rows) as it reads this head's V rows */
       const uint16_t *pf = NULL;
       int pfn = 0;
       ptrdiff_t pfs = 0;
-      if (contig) {
+      {
         const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
         const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         pfn = kend - tk < nk ? kend - tk : nk; /* rows past the sequence's end: none */
@@ -9342,7 +9316,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_bf16__av
       } else {
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
-          attngen_pv_d128_4x24_t256_bf16__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+          attngen_pv_d128_4x24_t256_bf16_pf__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0);
       }
     }
   }
@@ -9535,22 +9509,22 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_int8__av
           const int8_t *kh = kbase + hh * a->k_stride.head;
           const int8_t *krow[3];
           for (int j = 0; j < 3; ++j) krow[j] = kh + koff[j];
+          const int8_t *pf = NULL;
+          int pfn = 0;
+          ptrdiff_t pfs = 0;
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 3 ? kend - tk : j0 + 3; /* rows past the sequence's end: none */
-            if (j0 < j1) {
-              const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
-                               : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
+            const int x = tk + j0;
+            pfn = kend - x < 3 ? kend - x : 3; /* rows past the sequence's end: none */
+            if (pfn > 0) {
+              pf = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs + (ptrdiff_t)j0 * vs
+                      : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks + (ptrdiff_t)j0 * ks;
+              pfs = hv ? vs : ks;
               const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
-              for (int j = j0; j < j1; ++j) {
-                const int8_t *r = rb + j * rs;
-                for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
-              }
+              const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * ss + (ptrdiff_t)j0 * ss
+                                   : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * ss + (ptrdiff_t)j0 * ss;
+              for (ptrdiff_t c = 0; c < pfn * ss; c += 16) _mm_prefetch((const char *)(sb + c), _MM_HINT_T1);
             }
           }
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
@@ -9558,7 +9532,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_int8__av
           for (int j = 0; j < 3; ++j) ksrow[j] = ksh + ksoff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d128_4x3_t256_int8__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d128_4x3_t256_int8_pf__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0);
         }
       }
     }
@@ -9596,32 +9570,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_int8__av
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      if (!contig) {
-        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
-        if (0 < j1) {
-          const int8_t *rb = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                               : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-          const ptrdiff_t rs = hv ? vs : ks;
-          const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
-                           : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
-          const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
-          for (int j = 0; j < j1; ++j) {
-            const int8_t *r = rb + j * rs;
-            for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-            _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
-          }
-        }
-      }
       const int8_t *vbase = (const int8_t *)a->v_i8 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
-      /* rows contiguous per head: the first row block asks for the rows of the stream's step ahead (the next
+      /* the first row block asks for the rows of the stream's step ahead (the next
        * head's V rows, or the next tile's K rows) as it reads this head's V rows */
       const int8_t *pf = NULL;
       int pfn = 0;
       ptrdiff_t pfs = 0;
-      if (contig) {
+      {
         const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
         const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         pfn = kend - tk < nk ? kend - tk : nk; /* rows past the sequence's end: none */
@@ -9629,6 +9585,10 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_int8__av
           pf = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                   : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
           pfs = hv ? vs : ks;
+          const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
+          const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * ss
+                               : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * ss;
+          for (ptrdiff_t c = 0; c < pfn * ss; c += 16) _mm_prefetch((const char *)(sb + c), _MM_HINT_T1);
         }
       }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
@@ -9639,7 +9599,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_int8__av
       } else {
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
-          attngen_pv_d128_4x24_t256_int8__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp);
+          attngen_pv_d128_4x24_t256_int8_pf__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0);
       }
     }
   }
