@@ -385,10 +385,9 @@ function plan.microkernels(isa, p, D, G)
       qk_stride, pv_stride = string.format("_s%d", p.keys_padded), string.format("_p%d", p.keys_padded)
     end
     -- token-major blocks that ask for the rows of the stream's step ahead as they read theirs (`_pf`, the
-    -- vocabulary's prefetch_in_blocks): specialized, unrolled, on a contiguous cache (a paged step's rows are
-    -- found through the block table, row by row)
-    local pf_tm = p.prefetch_token_major and isa.decode.prefetch_in_blocks and not p.paged and D and p.unroll
-      and true or nil
+    -- vocabulary's prefetch_in_blocks): specialized and unrolled; on pages, the rows of the step's block (or run)
+    -- that share its first row's page
+    local pf_tm = p.prefetch_token_major and isa.decode.prefetch_in_blocks and D and p.unroll and true or nil
     mk.qk_prefetch, mk.pv_prefetch = pf_tm, pf_tm
     local pfs = pf_tm and "_pf" or ""
     local function qk_name(rows) return string.format("attngen_qkdot_%s_%sx%d%s%s%s__%s", dim, rows, p.kb, qk_stride, ty, pfs, isa.name) end

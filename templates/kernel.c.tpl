@@ -747,18 +747,20 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
         const int at = kt + j0;
         jn = $(I(paged)) - (at & $(I(paged - 1)));
         if (jn > n - j0) jn = n - j0;
-@     if mk.pv_contig and mk.pv_contig.prefetch then
-        /* head-major pages: the run's first row block asks for the same rows of the stream's step ahead as it reads
+@     if mk.pv_prefetch or (mk.pv_contig and mk.pv_contig.prefetch) then
+        /* $(mk.pv_prefetch and "" or "head-major pages: ")the run's first row block asks for the same rows of the stream's step ahead as it reads
          * these, a row per row read (asked for at once, a page's run of 64 rows ran 0.8x) */
-@       pf_target("        ", "j0", "jn")
-@     elseif plan.page_run_prefetch then
+@       local cp = mk.pv_contig and mk.pv_contig.prefetch
+@       pf_target("        ", "j0", "jn", not mk.pv_prefetch and "contig" or (cp or not mk.pv_contig) and "" or "!contig")
+@     end
+@     if plan.page_run_prefetch and not (mk.pv_contig and mk.pv_contig.prefetch) then
 @       prefetch_stream("        ", "nh + hh", "j0", "jn", "contig")
 @     end
         const $(kv.ctype) *vbase = vhead + $(page_row("at", "a->v_stride.batch", "vs"));
 @     if kv.scaled then
         const float *vsbase = vshead + $(page_row("at", "a->v_scale_stride.batch", "a->v_scale_stride.seq"));
 @     end
-@     pv_blocks("        ", "j0", "jn", mk.pv_contig and mk.pv_contig.prefetch and "pf, pfs, r0 == 0 ? pfn : 0" or nil)
+@     pv_blocks("        ", "j0", "jn", (mk.pv_prefetch or (mk.pv_contig and mk.pv_contig.prefetch)) and "pf, pfs, r0 == 0 ? pfn : 0" or nil)
         if (j0 == 0)
           for (int r = 0; r < rows_pv; ++r) alpha[hh * rows_pv + r] = 1.0f;
       }
