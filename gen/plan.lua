@@ -398,7 +398,7 @@ function plan.microkernels(isa, p, D, G)
       mk.qk_lanes = { name = string.format("attngen_qk_%s_%dx%d_q%d%s__%s", dim, pw, p.lanes.kb, pw, qk_stride, isa.name),
                       kb = p.lanes.kb, rv = p.lanes.rv, qts = pw, qs = mk.qs, unroll = isa.prefill.unroll }
     end
-    mk.pvs = { { name = mk.pv_name, D = D, unroll = p.unroll, prefetch = pf_tm } } -- one P·V microkernel for the whole head_dim
+    mk.pvs = { { name = mk.pv_name, D = D, unroll = p.unroll, prefetch = pf_tm, prefetch_spread = pf_tm } } -- one P·V microkernel for the whole head_dim
     -- and the blocks for rows contiguous per head (see pvv_contig), when they differ
     if p.pvv_contig then
       -- with the stream prefetch, the 16- and 8-bit types' blocks ask for row j of the stream's step ahead as they
@@ -439,7 +439,8 @@ function plan.microkernels(isa, p, D, G)
       mk.qk_rowwise.edges[#mk.qk_rowwise.edges + 1] = { name = qk_rw_name(live .. "of" .. p.rb_contig), live = live }
     end
     for _, live in ipairs(edge_rows(p.pr, G)) do
-      local e = { name = pv_name(live .. "of" .. p.pr), D = D, unroll = p.unroll, live = live, prefetch = pf_tm }
+      local e = { name = pv_name(live .. "of" .. p.pr), D = D, unroll = p.unroll, live = live, prefetch = pf_tm,
+                  prefetch_spread = pf_tm }
       mk.pv_edges[#mk.pv_edges + 1] = e
       mk.pvs[#mk.pvs + 1] = e
     end

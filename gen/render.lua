@@ -312,7 +312,7 @@ local function section(root, isa, kernels, shared)
     end
     for _, pv in ipairs(mk.pvs) do
       local sub = setmetatable({ pv_name = pv.name, D0 = mk.D, D = pv.D, unroll = pv.unroll, live = pv.live, pr = pv.pr,
-        pvv = pv.pvv, prefetch = pv.prefetch }, { __index = mk })
+        pvv = pv.pvv, prefetch = pv.prefetch, prefetch_spread = pv.prefetch_spread }, { __index = mk })
       list[#list + 1] = { pv.name, "pv_microkernel.c.tpl", sub }
     end
     for _, which in ipairs(list) do

@@ -31,7 +31,18 @@
       const float *restrict vsj = vsc + j * vss;
 @   end
       const float *restrict pj = pt + $(mul("j", PKS));
-@   if pf_here then
+@   if pf_here == "spread" then
+@     -- the lines of the row ahead that start in this block's columns: the requests spread over every block
+@     local per_line = math.floor(64 / kv.bytes)
+@     local first = math.ceil(c0 / per_line) * per_line
+@     if first < c0 + nv * W then
+      if (j < pfn) {
+@       for lc = first, c0 + nv * W - 1, per_line do
+        $(isa.prefetch_l2("pf + j * pfs + " .. I(lc)))
+@       end
+      }
+@     end
+@   elseif pf_here then
       if (j < pfn)
         for (int c = 0; c < $(DV); c += 64 / (int)sizeof(*pf)) $(isa.prefetch_l2("pf + j * pfs + c"))
 @   end
@@ -86,11 +97,11 @@ static ATTNGEN_NOINLINE $(attr)void $(mk.pv_name)($(kv.row_scale and "" or "cons
 @ if mk.D and mk.unroll then
 @   local c = 0
 @   while c + PVV * W <= mk.D do
-@     pv_block(c, PVV, mk.prefetch and c == 0); c = c + PVV * W
+@     pv_block(c, PVV, mk.prefetch_spread and "spread" or (mk.prefetch and c == 0)); c = c + PVV * W
 @   end
 @   if c + W <= mk.D then
 @     local nv = math.floor((mk.D - c) / W)
-@     pv_block(c, nv, mk.prefetch and c == 0); c = c + nv * W
+@     pv_block(c, nv, mk.prefetch_spread and "spread" or (mk.prefetch and c == 0)); c = c + nv * W
 @   end
 @   if c < mk.D then
   /* last $(I(mk.D - c)) columns: head_dim is not a multiple of the vector width */

@@ -32,7 +32,9 @@ return {
     -- the token-major Q·Kᵀ and P·V blocks ask for their rows of the step ahead themselves, a line or so per vector
     -- step of their FMAs (`_pf`, gen/plan.lua), instead of all of a step's lines at once before the block: a burst
     -- of 12-32 requests waited on the miss buffers. h32/kv8/d128 at kv_len 16384, Zen 3, paired medians of 21
-    -- interleaved calls: f16 1.05x, bf16 1.02-1.05x, int8 1.00-1.03x (its rows are 2 lines a head). Shuffled
+    -- interleaved calls: f16 1.05x, bf16 1.02-1.05x, int8 1.00-1.03x (its rows are 2 lines a head); P·V asking
+    -- in each column block for the lines of its columns rather than for whole rows in the first, on top: f16
+    -- 0.99-1.05x (median 1.02), bf16 1.03-1.09x. fp32's rows asked for this way still ran 0.95-0.99x. Shuffled
     -- token-major pages of 16 / 64 rows, two runs of BENCH_FILTER=paged, paged ÷ contiguous (both with it): f16
     -- 0.93-0.95 / 0.96-0.97x, bf16 0.95 / 0.96-0.98x, int8 0.91-0.93 / 0.94-0.95x (without: 0.92, 0.94, 0.90 / 0.95,
     -- 0.96, 0.92)

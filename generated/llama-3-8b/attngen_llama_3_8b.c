@@ -5966,8 +5966,9 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_pv_d128_4x24_t256_
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
-      if (j < pfn)
-        for (int c = 0; c < 128; c += 64 / (int)sizeof(*pf)) _mm_prefetch((const char *)(pf + j * pfs + c), _MM_HINT_T1);
+      if (j < pfn) {
+        _mm_prefetch((const char *)(pf + j * pfs + 0), _MM_HINT_T1);
+      }
       __m256 v0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj))), v1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 8))), v2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 16))); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
@@ -5994,6 +5995,9 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_pv_d128_4x24_t256_
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
+      if (j < pfn) {
+        _mm_prefetch((const char *)(pf + j * pfs + 32), _MM_HINT_T1);
+      }
       __m256 v0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 24))), v1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 32))), v2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 40))); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
@@ -6020,6 +6024,9 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_pv_d128_4x24_t256_
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
+      if (j < pfn) {
+        _mm_prefetch((const char *)(pf + j * pfs + 64), _MM_HINT_T1);
+      }
       __m256 v0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 48))), v1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 56))), v2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 64))); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
@@ -6072,6 +6079,9 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_pv_d128_4x24_t256_
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
+      if (j < pfn) {
+        _mm_prefetch((const char *)(pf + j * pfs + 96), _MM_HINT_T1);
+      }
       __m256 v0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 96))), v1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 104))), v2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 112))); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
@@ -6475,8 +6485,9 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_bf16_
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
-      if (j < pfn)
-        for (int c = 0; c < 128; c += 64 / (int)sizeof(*pf)) _mm_prefetch((const char *)(pf + j * pfs + c), _MM_HINT_T1);
+      if (j < pfn) {
+        _mm_prefetch((const char *)(pf + j * pfs + 0), _MM_HINT_T1);
+      }
       __m256 v0 = attngen_bf16_load_avx2(vj), v1 = attngen_bf16_load_avx2(vj + 8), v2 = attngen_bf16_load_avx2(vj + 16); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
@@ -6503,6 +6514,9 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_bf16_
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
+      if (j < pfn) {
+        _mm_prefetch((const char *)(pf + j * pfs + 32), _MM_HINT_T1);
+      }
       __m256 v0 = attngen_bf16_load_avx2(vj + 24), v1 = attngen_bf16_load_avx2(vj + 32), v2 = attngen_bf16_load_avx2(vj + 40); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
@@ -6529,6 +6543,9 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_bf16_
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
+      if (j < pfn) {
+        _mm_prefetch((const char *)(pf + j * pfs + 64), _MM_HINT_T1);
+      }
       __m256 v0 = attngen_bf16_load_avx2(vj + 48), v1 = attngen_bf16_load_avx2(vj + 56), v2 = attngen_bf16_load_avx2(vj + 64); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
@@ -6581,6 +6598,9 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_bf16_
     for (int j = 0; j < n; ++j) {
       const uint16_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
+      if (j < pfn) {
+        _mm_prefetch((const char *)(pf + j * pfs + 96), _MM_HINT_T1);
+      }
       __m256 v0 = attngen_bf16_load_avx2(vj + 96), v1 = attngen_bf16_load_avx2(vj + 104), v2 = attngen_bf16_load_avx2(vj + 112); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
@@ -6857,8 +6877,9 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_int8_
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
-      if (j < pfn)
-        for (int c = 0; c < 128; c += 64 / (int)sizeof(*pf)) _mm_prefetch((const char *)(pf + j * pfs + c), _MM_HINT_T1);
+      if (j < pfn) {
+        _mm_prefetch((const char *)(pf + j * pfs + 0), _MM_HINT_T1);
+      }
       __m256 v0 = attngen_i8_load_avx2(vj), v1 = attngen_i8_load_avx2(vj + 8), v2 = attngen_i8_load_avx2(vj + 16); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
@@ -6911,6 +6932,9 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_int8_
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
+      if (j < pfn) {
+        _mm_prefetch((const char *)(pf + j * pfs + 64), _MM_HINT_T1);
+      }
       __m256 v0 = attngen_i8_load_avx2(vj + 48), v1 = attngen_i8_load_avx2(vj + 56), v2 = attngen_i8_load_avx2(vj + 64); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
