@@ -145,7 +145,8 @@ function plan.blocking(isa, phase, D, G, tuned, kvh, dtype)
       -- a token's K row in elements of the cache's type
       local row_floats = blk.long_row_bytes / spec.kv_dtype[dtype or "f32"].bytes
       if D and kvh then
-        if kvh * D >= row_floats then b.keys = blk.keys_long_rows end
+        -- a group's own count (a multiple of its kb, so no block repeats a key), else the vocabulary's
+        if kvh * D >= row_floats then b.keys = choice.keys_long_rows or blk.keys_long_rows end
       elseif not D then
         -- the generic kernel chooses at run time by the same rule (it was 32 keys for every shape: 1.1-1.7x
         -- slower beyond the cache for token rows of 2 KiB and more, alternating runs)

@@ -3329,7 +3329,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d64_causal_padding_prefill__avx2(co
   }
 }
 
-/* attn_h32_kv8_d64_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x3 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+/* attn_h32_kv8_d64_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x3 dot products, softmax down the columns of Sᵀ, P·V 4x24, 12 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d64_causal_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -3433,9 +3433,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d64_causal_decode__avx2(const attng
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
-   * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+   * tiles of 12, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 64 && vs == 64;
-  const int nk = contig ? 128 : lanes ? 24 : 8; /* rows in the lanes: tiles of whole key blocks */
+  const int nk = contig ? 128 : lanes ? 24 : 12; /* rows in the lanes: tiles of whole key blocks */
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
    * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 64 * (int)sizeof(*a->k));
@@ -3625,7 +3625,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d64_causal_decode__avx2(const attng
   }
 }
 
-/* attn_h32_kv8_d64_causal_padding_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x3 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+/* attn_h32_kv8_d64_causal_padding_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x3 dot products, softmax down the columns of Sᵀ, P·V 4x24, 12 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d64_causal_padding_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -3730,9 +3730,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d64_causal_padding_decode__avx2(con
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
-   * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+   * tiles of 12, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 64 && vs == 64;
-  const int nk = contig ? 128 : lanes ? 24 : 8; /* rows in the lanes: tiles of whole key blocks */
+  const int nk = contig ? 128 : lanes ? 24 : 12; /* rows in the lanes: tiles of whole key blocks */
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
    * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 64 * (int)sizeof(*a->k));
@@ -6238,9 +6238,9 @@ static const attngen_kernel_info attngen_table_llama_3_2_1b_kernels[] = {
   { "attn_h32_kv8_d64_causal_padding_prefill__avx2", 32, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 24, 1, 96, 128, 33344, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d64_causal_padding_prefill__avx2, 0 },
   { "attn_h32_kv8_d64_causal_decode__avx2", 32, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 32, 8, 80128, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d64_causal_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 32, 12, 80128, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d64_causal_decode__avx2, 0 },
   { "attn_h32_kv8_d64_causal_padding_decode__avx2", 32, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 32, 8, 80128, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d64_causal_padding_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 32, 12, 80128, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d64_causal_padding_decode__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h32_kv8_d64_causal_prefill__neon", 32, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
