@@ -41,7 +41,8 @@ function M.model(c)
           local k = { isa = isa, phase = phase, mask = mask, heads = c.heads, kv_heads = c.kv_heads,
                       D = c.head_dim, G = math.floor(c.heads / c.kv_heads),
                       features = spec.features_of(mask), attn = c.attn, options = c.options, rope = c.rope, kv_dtype = dtype,
-                      tuned = c.tuned and c.tuned[isa] and c.tuned[isa][phase] } -- the config's plan knobs, if any
+                      tuned = c.tuned and c.tuned[isa] and c.tuned[isa][phase], -- the config's plan knobs, if any
+                      paged_table = #(c.page_sizes or {}) > 0 } -- its table has paged kernels too (gen/plan.lua)
           k.name = spec.kernel_name(k)
           M.reads_as(k)
           kernels[#kernels + 1] = k

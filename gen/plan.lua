@@ -134,7 +134,10 @@ function plan.tuned_for(tuned, phase, dtype)
   return tuned.by_dtype and tuned.by_dtype[dtype]
 end
 
-function plan.blocking(isa, phase, D, G, tuned, kvh, dtype)
+-- paged_table: the kernel's table has paged kernels, whose tiles its contiguous ones share (so that a paged cache
+-- gives the contiguous cache's bits): a vocabulary's tiles for long rows or a type "where no table has pages"
+-- (keys_long_rows_unpaged, by_dtype keys_unpaged) are not for it.
+function plan.blocking(isa, phase, D, G, tuned, kvh, dtype, paged_table)
   local blk = isa[phase]
   local b = {}
   if phase == "decode" then
@@ -146,7 +149,9 @@ function plan.blocking(isa, phase, D, G, tuned, kvh, dtype)
       local row_floats = blk.long_row_bytes / spec.kv_dtype[dtype or "f32"].bytes
       if D and kvh then
         -- a group's own count (a multiple of its kb, so no block repeats a key), else the vocabulary's
-        if kvh * D >= row_floats then b.keys = choice.keys_long_rows or blk.keys_long_rows end
+        if kvh * D >= row_floats then
+          b.keys = (not paged_table and choice.keys_long_rows_unpaged) or blk.keys_long_rows
+        end
       elseif not D then
         -- the generic kernel chooses at run time by the same rule (it was 32 keys for every shape: 1.1-1.7x
         -- slower beyond the cache for token rows of 2 KiB and more, alternating runs)
@@ -157,6 +162,7 @@ function plan.blocking(isa, phase, D, G, tuned, kvh, dtype)
       for _, knob in ipairs(spec.tunables.decode) do
         if by[knob.name] then b[knob.name] = by[knob.name] end
       end
+      if by.keys_unpaged and not paged_table then b.keys = by.keys_unpaged end
     end
   else
     b.rv, b.kb, b.pr, b.pvv, b.rows, b.keys = blk.rv, blk.kb, blk.pr, blk.pvv, blk.rows, blk.keys
@@ -186,7 +192,7 @@ function plan.for_kernel(k)
   local p = { phase = k.phase, width = W }
   local dtype = k.code_dtype or k.kv_dtype or "f32" -- the storage type the code reads
   local tuned = D and G and plan.tuned_for(k.tuned, k.phase, dtype) or nil -- the generic kernels keep the vocabulary's plan
-  local b = plan.blocking(isa, k.phase, D, G, tuned, D and k.kv_heads, dtype)
+  local b = plan.blocking(isa, k.phase, D, G, tuned, D and k.kv_heads, dtype, k.paged_table)
   p.tuned = false -- whether the config's tuned knobs set any of this kernel's blocking
   for _, knob in ipairs(spec.tunables[k.phase]) do if tuned and tuned[knob.name] then p.tuned = true end end
   if k.phase == "decode" then

@@ -78,13 +78,15 @@ return {
                  -- 79 against 82, f16 62 against 66, int8 56 against 62. (4 x 2 against 1 x 8 earlier, Zen 4, in
                  -- one process: fp32 7.1 against 8.1-8.3 ms, f16 4.6 against 4.6-4.7, int8 5.2 against 5.4 (4 x 1))
                  -- (on rows contiguous per head the row-wise blocks stay as they were: 1 x 8, int8 4 x 1)
-                 -- Tiles of long token rows: 12 keys (4 blocks of 3, where 8 computed a repeated 9th), int8 24.
-                 -- h32/kv8/d128, Zen 3, paired medians of 21 interleaved calls, against 8 keys: kv_len 16384 fp32
-                 -- 1.01-1.03x, f16 0.99-1.03x, bf16 1.02-1.08x, int8 (24) 1.10-1.17x; kv_len 1024 (in L3) fp32
-                 -- 1.03x, f16 1.11x, bf16 1.09x, int8 1.17x. f16 in tiles of 24: 0.93-1.00x beyond the cache.
+                 -- Tiles of long token rows in a table without pages: 12 keys (4 blocks of 3, where 8 computed a
+                 -- repeated 9th), int8 24. h32/kv8/d128, Zen 3, paired medians of 21 interleaved calls, against 8
+                 -- keys: kv_len 16384 fp32 1.01-1.03x, f16 0.99-1.03x, bf16 1.02-1.08x, int8 (24) 1.10-1.17x;
+                 -- kv_len 1024 (in L3) fp32 1.03x, f16 1.11x, bf16 1.09x, int8 1.17x. f16 in tiles of 24:
+                 -- 0.93-1.00x beyond the cache. A table with paged kernels keeps 8 (a tile of 12 crosses pages of
+                 -- 16: the paged kernels ran 0.79-0.85x the contiguous ones, slower than with tiles of 8).
                  { min_g = 4, rb = 4, kb = 3, pr = 4, pvv = 3, columns = true, rb_contiguous = 1, kb_contiguous = 8,
-                   keys_long_rows = 12,
-                   by_dtype = { i8 = { keys = 24, rb_contiguous = 4, kb_contiguous = 1 } } },
+                   keys_long_rows_unpaged = 12,
+                   by_dtype = { i8 = { keys = 8, keys_unpaged = 24, rb_contiguous = 4, kb_contiguous = 1 } } },
                  { min_g = 2, rb = 2, kb = 4, pr = 2, pvv = 4, columns = true },   -- 8 + 8 ymm accumulators
                  -- MHA: one row, 8 keys in flight; on rows contiguous per head one key per block (kb_contiguous,
                  -- gen/plan.lua): h32/d128 head-major, kv_len 16384, 17.5-18.5 GB/s against 16.0-16.3 with 8
