@@ -751,7 +751,9 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
         /* $(mk.pv_prefetch and "" or "head-major pages: ")the run's first row block asks for the same rows of the stream's step ahead as it reads
          * these, a row per row read (asked for at once, a page's run of 64 rows ran 0.8x) */
 @       local cp = mk.pv_contig and mk.pv_contig.prefetch
-@       pf_target("        ", "j0", "jn", not mk.pv_prefetch and "contig" or (cp or not mk.pv_contig) and "" or "!contig")
+@       local guard = nil -- rows contiguous per head only
+@       if mk.pv_prefetch then guard = (cp or not mk.pv_contig) and "" or "!contig" end
+@       pf_target("        ", "j0", "jn", guard)
 @     end
 @     if plan.page_run_prefetch and not (mk.pv_contig and mk.pv_contig.prefetch) then
 @       prefetch_stream("        ", "nh + hh", "j0", "jn", "contig")
@@ -773,7 +775,9 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
       /* $(mk.pv_prefetch and "" or "rows contiguous per head: ")the first row block asks for the rows of the stream's step ahead (the next
        * head's V rows, or the next tile's K rows) as it reads this head's V rows */
 @     local cp = mk.pv_contig and mk.pv_contig.prefetch
-@     pf_target("      ", "0", "nk", not mk.pv_prefetch and "contig" or (cp or not mk.pv_contig) and "" or "!contig")
+@     local guard = nil -- rows contiguous per head only
+@     if mk.pv_prefetch then guard = (cp or not mk.pv_contig) and "" or "!contig" end
+@     pf_target("      ", "0", "nk", guard)
 @   end
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
 @   pv_blocks("      ", nil, "n", "pf, pfs, r0 == 0 ? pfn : 0")

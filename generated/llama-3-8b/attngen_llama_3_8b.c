@@ -3353,10 +3353,6 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_int8__avx512(c
           pf = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                   : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
           pfs = hv ? vs : ks;
-          const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
-          const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * ss
-                               : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * ss;
-          for (ptrdiff_t c = 0; c < pfn * ss; c += 16) _mm_prefetch((const char *)(sb + c), _MM_HINT_T1);
         }
       }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
@@ -4515,10 +4511,6 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_int8__
           pf = hv ? (const int8_t *)a->v_i8 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                   : (const int8_t *)a->k_i8 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
           pfs = hv ? vs : ks;
-          const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
-          const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * ss
-                               : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * ss;
-          for (ptrdiff_t c = 0; c < pfn * ss; c += 16) _mm_prefetch((const char *)(sb + c), _MM_HINT_T1);
         }
       }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
