@@ -34,6 +34,7 @@ end
 
 function M.model(c)
   local kernels = {}
+  local paged_table = #(c.page_sizes or {}) > 0 -- its table has paged kernels too (gen/plan.lua)
   for _, isa in ipairs(c.isas) do
     for _, phase in ipairs(c.phases) do
       for _, mask in ipairs(c.masks) do
@@ -42,7 +43,7 @@ function M.model(c)
                       D = c.head_dim, G = math.floor(c.heads / c.kv_heads),
                       features = spec.features_of(mask), attn = c.attn, options = c.options, rope = c.rope, kv_dtype = dtype,
                       tuned = c.tuned and c.tuned[isa] and c.tuned[isa][phase], -- the config's plan knobs, if any
-                      paged_table = #(c.page_sizes or {}) > 0 } -- its table has paged kernels too (gen/plan.lua)
+                      paged_table = paged_table }
           k.name = spec.kernel_name(k)
           M.reads_as(k)
           kernels[#kernels + 1] = k

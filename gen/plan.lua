@@ -395,7 +395,7 @@ function plan.microkernels(isa, p, D, G)
     -- vocabulary's prefetch_in_blocks): specialized and unrolled; on pages, the rows of the step's block (or run)
     -- that share its first row's page
     local pf_tm = p.prefetch_token_major and isa.decode.prefetch_in_blocks and D and p.unroll and true or nil
-    mk.qk_prefetch, mk.pv_prefetch = pf_tm, pf_tm
+    mk.prefetch_in_blocks = pf_tm
     local pfs = pf_tm and "_pf" or ""
     local function qk_name(rows) return string.format("attngen_qkdot_%s_%sx%d%s%s%s__%s", dim, rows, p.kb, qk_stride, ty, pfs, isa.name) end
     local function pv_name(rows) return string.format("attngen_pv_%s_%sx%d%s%s%s__%s", dim, rows, p.pvv * W, pv_stride, ty, pfs, isa.name) end
@@ -405,7 +405,9 @@ function plan.microkernels(isa, p, D, G)
       mk.qk_lanes = { name = string.format("attngen_qk_%s_%dx%d_q%d%s__%s", dim, pw, p.lanes.kb, pw, qk_stride, isa.name),
                       kb = p.lanes.kb, rv = p.lanes.rv, qts = pw, qs = mk.qs, unroll = isa.prefill.unroll }
     end
-    mk.pvs = { { name = mk.pv_name, D = D, unroll = p.unroll, prefetch = pf_tm, prefetch_spread = pf_tm } } -- one P·V microkernel for the whole head_dim
+    -- (their P·V: "spread", each column block asking for the lines of its own columns)
+    local pv_pf = pf_tm and "spread" or nil
+    mk.pvs = { { name = mk.pv_name, D = D, unroll = p.unroll, prefetch = pv_pf } } -- one P·V microkernel for the whole head_dim
     -- and the blocks for rows contiguous per head (see pvv_contig), when they differ
     if p.pvv_contig then
       -- with the stream prefetch, the 16- and 8-bit types' blocks ask for row j of the stream's step ahead as they
@@ -446,8 +448,7 @@ function plan.microkernels(isa, p, D, G)
       mk.qk_rowwise.edges[#mk.qk_rowwise.edges + 1] = { name = qk_rw_name(live .. "of" .. p.rb_contig), live = live }
     end
     for _, live in ipairs(edge_rows(p.pr, G)) do
-      local e = { name = pv_name(live .. "of" .. p.pr), D = D, unroll = p.unroll, live = live, prefetch = pf_tm,
-                  prefetch_spread = pf_tm }
+      local e = { name = pv_name(live .. "of" .. p.pr), D = D, unroll = p.unroll, live = live, prefetch = pv_pf }
       mk.pv_edges[#mk.pv_edges + 1] = e
       mk.pvs[#mk.pvs + 1] = e
     end

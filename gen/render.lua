@@ -301,7 +301,7 @@ local function section(root, isa, kernels, shared)
       for _, e in ipairs(mk.qk_rowwise.edges) do rw[#rw + 1] = e end
       for _, e in ipairs(rw) do
         local sub = { qk_name = e.name, live = e.live, rowwise = true, rb = mk.qk_rowwise.rb, kb = mk.qk_rowwise.kb,
-                      qk_prefetch = false }
+                      prefetch_in_blocks = false }
         list[#list + 1] = { e.name, mk.template, setmetatable(sub, { __index = mk }) }
       end
     end
@@ -312,7 +312,7 @@ local function section(root, isa, kernels, shared)
     end
     for _, pv in ipairs(mk.pvs) do
       local sub = setmetatable({ pv_name = pv.name, D0 = mk.D, D = pv.D, unroll = pv.unroll, live = pv.live, pr = pv.pr,
-        pvv = pv.pvv, prefetch = pv.prefetch, prefetch_spread = pv.prefetch_spread }, { __index = mk })
+        pvv = pv.pvv, prefetch = pv.prefetch }, { __index = mk })
       list[#list + 1] = { pv.name, "pv_microkernel.c.tpl", sub }
     end
     for _, which in ipairs(list) do

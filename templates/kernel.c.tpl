@@ -59,7 +59,7 @@ $(ind)const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
 @ -- run's `_pf` blocks ask for the same rows of the step ahead (plan.page_run_prefetch: the 16- and 8-bit types, and
 @ -- fp32 on pages of short runs; a kernel without `_pf` blocks asks per run).
 @ -- Where the vocabulary has its blocks ask (prefetch_in_blocks), a specialized kernel's token-major Q·Kᵀ and P·V
-@ -- blocks are `_pf` too (mk.qk_prefetch, mk.pv_prefetch): the same rows, a line or so per vector step of their FMAs.
+@ -- blocks are `_pf` too (mk.prefetch_in_blocks): the same rows, a line or so per vector step of their FMAs.
 @ -- `guard`: the C condition for asking (nil: always).
 @ local function prefetch_stream(ind, step, j0, nj, guard)
 @   if not plan.stream_prefetch then return end
@@ -137,6 +137,13 @@ $(ind)    for (ptrdiff_t c = 0; c < pfn * ss; c += 16) $(isa.prefetch_l2("sb + c
 $(ind)  }
 $(ind)}
 @ end
+@ -- Whether decode's P·V blocks take a `_pf` target (token-major ones asking themselves, or those of rows contiguous
+@ -- per head), and pf_target's guard for it: where only the latter ask, on rows contiguous per head alone.
+@ local pv_asks = mk and (mk.prefetch_in_blocks or (mk.pv_contig and mk.pv_contig.prefetch))
+@ local pv_guard = nil
+@ if mk and mk.prefetch_in_blocks then
+@   pv_guard = (not mk.pv_contig or mk.pv_contig.prefetch) and "" or "!contig"
+@ end
 @ -- Decode's row blocks of `block` rows over a kv head's `rows`: `name` while whole blocks fit, then the edge block of
 @ -- the remainder (a specialized kernel has the one-query step's edge: other remainders, steps of 2-8 queries, run a
 @ -- whole block over zero-padded rows). args: the call's arguments, r0 the block's first row; ind: indentation.
@@ -171,7 +178,7 @@ $(ind)for (; c < $(D); ++c) dst[c] = $(src)[c];
 @     or ("st + (hh * rows_pv + r0) * ss" .. (j0 and " + " .. j0 or ""))
 @   local head = "(" .. s_at .. qs_arg .. ", alpha + hh * rows_pv + r0, " .. nkeys .. ", " .. (packed and "vt, dp" or "vbase, vs") ..
 @     (kv.scaled and ", vsbase, a->v_scale_stride.seq" or "") .. ", ot + r0 * dp, dp" .. (kern.D and "" or ", d")
-@   local args = head .. ((mk.pv_prefetch and ", " .. ((not packed and pf) or "NULL, 0, 0")) or "") .. ");"
+@   local args = head .. ((mk.prefetch_in_blocks and ", " .. ((not packed and pf) or "NULL, 0, 0")) or "") .. ");"
 @   if mk.pv_contig and not packed then
 @     local args_contig = mk.pv_contig.prefetch and (head .. ", " .. (pf or "NULL, 0, 0") .. ");") or (head .. ");")
 $(ind)if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
@@ -627,7 +634,8 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
      * Contiguous rows: head after head, each head's blocks of $(I(plan.kb_contig)) in order. Else: blocks of $(I(plan.kb)), block after
      * block, each block's token rows head after head. */
 @   local s_at = columns and "st + j0 * ms + hh * rows_pv + r0" or "st + (hh * rows_pv + r0) * ss + j0"
-@   local qk_args = "(qt + r0 * dp, krow, " .. (kv.scaled and "ksrow, " or "") .. s_at .. (kern.D and "" or ", d, dp") .. qs_arg .. ");"
+@   local function qk_call(extra) return "(qt + r0 * dp, krow, " .. (kv.scaled and "ksrow, " or "") .. s_at .. (kern.D and "" or ", d, dp") .. qs_arg .. (extra or "") .. ");" end
+@   local qk_args = qk_call()
 @   if paged then
     /* paged: each key's row from its page (below), so a tile spans pages and is cut as a contiguous cache's is */
     const $(kv.ctype) *kbase = $(kv.k_ptr) + it->kvh0 * a->k_stride.head;
@@ -693,7 +701,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
           const $(kv.ctype) *kh = kbase + hh * a->k_stride.head;
           const $(kv.ctype) *krow[$(I(plan.kb))];
           for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kh + koff[j];
-@   if mk.qk_prefetch then
+@   if mk.prefetch_in_blocks then
 @     pf_target("          ", "j0", I(plan.kb), "!contig", "hh")
 @   else
 @     prefetch_token_major("          ", "hh", "j0", I(plan.kb))
@@ -704,7 +712,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
           for (int j = 0; j < $(I(plan.kb)); ++j) ksrow[j] = ksh + ksoff[j];
 @   end
 @   row_blocks("          ", plan.rb, mk.qk_name, mk.qk_edges,
-@     mk.qk_prefetch and (qk_args:sub(1, -3) .. ", pf, pfs, r0 == 0 ? pfn : 0);") or qk_args)
+@     mk.prefetch_in_blocks and qk_call(", pf, pfs, r0 == 0 ? pfn : 0") or qk_args)
         }
       }
     }
@@ -718,7 +726,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-@   if not mk.pv_prefetch then
+@   if not mk.prefetch_in_blocks then
 @     prefetch_token_major("      ", "nh + hh", "0", "nk")
 @   end
 @   if plan.lanes then
@@ -747,13 +755,10 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
         const int at = kt + j0;
         jn = $(I(paged)) - (at & $(I(paged - 1)));
         if (jn > n - j0) jn = n - j0;
-@     if mk.pv_prefetch or (mk.pv_contig and mk.pv_contig.prefetch) then
-        /* $(mk.pv_prefetch and "" or "head-major pages: ")the run's first row block asks for the same rows of the stream's step ahead as it reads
+@     if pv_asks then
+        /* $(mk.prefetch_in_blocks and "" or "head-major pages: ")the run's first row block asks for the same rows of the stream's step ahead as it reads
          * these, a row per row read (asked for at once, a page's run of 64 rows ran 0.8x) */
-@       local cp = mk.pv_contig and mk.pv_contig.prefetch
-@       local guard = nil -- rows contiguous per head only
-@       if mk.pv_prefetch then guard = (cp or not mk.pv_contig) and "" or "!contig" end
-@       pf_target("        ", "j0", "jn", guard)
+@       pf_target("        ", "j0", "jn", pv_guard)
 @     end
 @     if plan.page_run_prefetch and not (mk.pv_contig and mk.pv_contig.prefetch) then
 @       prefetch_stream("        ", "nh + hh", "j0", "jn", "contig")
@@ -762,7 +767,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @     if kv.scaled then
         const float *vsbase = vshead + $(page_row("at", "a->v_scale_stride.batch", "a->v_scale_stride.seq"));
 @     end
-@     pv_blocks("        ", "j0", "jn", (mk.pv_prefetch or (mk.pv_contig and mk.pv_contig.prefetch)) and "pf, pfs, r0 == 0 ? pfn : 0" or nil)
+@     pv_blocks("        ", "j0", "jn", pv_asks and "pf, pfs, r0 == 0 ? pfn : 0" or nil)
         if (j0 == 0)
           for (int r = 0; r < rows_pv; ++r) alpha[hh * rows_pv + r] = 1.0f;
       }
@@ -771,13 +776,10 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @   if kv.scaled then
       const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
 @   end
-@   if mk.pv_prefetch or (mk.pv_contig and mk.pv_contig.prefetch) then
-      /* $(mk.pv_prefetch and "" or "rows contiguous per head: ")the first row block asks for the rows of the stream's step ahead (the next
+@   if pv_asks then
+      /* $(mk.prefetch_in_blocks and "" or "rows contiguous per head: ")the first row block asks for the rows of the stream's step ahead (the next
        * head's V rows, or the next tile's K rows) as it reads this head's V rows */
-@     local cp = mk.pv_contig and mk.pv_contig.prefetch
-@     local guard = nil -- rows contiguous per head only
-@     if mk.pv_prefetch then guard = (cp or not mk.pv_contig) and "" or "!contig" end
-@     pf_target("      ", "0", "nk", guard)
+@     pf_target("      ", "0", "nk", pv_guard)
 @   end
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
 @   pv_blocks("      ", nil, "n", "pf, pfs, r0 == 0 ? pfn : 0")

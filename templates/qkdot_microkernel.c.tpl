@@ -16,7 +16,7 @@
 /* S[r][j] = Q_r · K_j for $(LIVE < RB and (I(LIVE) .. " of a block of ") or "")$(I(RB)) query rows and KB=$(I(KB)) keys$(mk.rowwise and ", key after key (each K row read whole)" or ""): vector dot products along head_dim, then one
  * horizontal sum each, stored $(mk.columns and "transposed (S[r][j] at s[j * " .. QS .. " + r])" or "row-major"). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE $(attr)void $(mk.qk_name)(const float *restrict qp, const $(kv.ctype) *const *restrict krow$(kv.scaled and ", const float *const *restrict ksrow" or ""), float *restrict s$(mk.D and "" or ", int d, ptrdiff_t dp")$(mk.columns and not mk.qs and ", ptrdiff_t qs" or "")$(mk.qk_prefetch and (", const " .. kv.ctype .. " *pf, ptrdiff_t pfs, int pfn") or ""))
+static ATTNGEN_NOINLINE $(attr)void $(mk.qk_name)(const float *restrict qp, const $(kv.ctype) *const *restrict krow$(kv.scaled and ", const float *const *restrict ksrow" or ""), float *restrict s$(mk.D and "" or ", int d, ptrdiff_t dp")$(mk.columns and not mk.qs and ", ptrdiff_t qs" or "")$(mk.prefetch_in_blocks and (", const " .. kv.ctype .. " *pf, ptrdiff_t pfs, int pfn") or ""))
 {
 @ if LIVE == 1 and not mk.D then
   (void)dp; /* one row per block */
@@ -143,7 +143,7 @@ $(indent)ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep i
 @     for j = 0, KB - 1 do key_row(j, "    ") end
 @   else
 @     -- `_pf`: rows pf + j * pfs (j < pfn) of the stream ahead, asked for in L2 a line or so per step of head_dim
-@     local steps, lpr = full / W, mk.qk_prefetch and math.ceil(mk.D * kv.bytes / 64) or 0
+@     local steps, lpr = full / W, mk.prefetch_in_blocks and math.ceil(mk.D * kv.bytes / 64) or 0
 @     for c = 0, full - 1, W do
 @       local i = c / W
 @       for l = math.floor(i * KB * lpr / steps), math.floor((i + 1) * KB * lpr / steps) - 1 do
