@@ -94,15 +94,24 @@ $(ind)}
 @ local function prefetch_token_major(ind, step, j0, nj)
 @   if plan.prefetch_token_major then prefetch_stream(ind, step, j0, nj, "!contig") end
 @ end
+@ -- Which rows a `_pf` target is set for (pf_target's `rows`): the C test that picks them at run time, and whether
+@ -- their scales are asked for at once with them (a line holds a run's scales; on rows contiguous per head alone
+@ -- the row blocks' own stream covers them).
+@ local PF_ROWS = {
+@   contiguous  = { test = "if (contig) ", scales = false }, -- rows contiguous per head only
+@   token_major = { test = "if (!contig) ", scales = true }, -- token-major rows only
+@   any         = { test = "", scales = true },              -- either layout
+@ }
 @ -- The `_pf` blocks' target (pf, pfs, pfn): rows j0 .. j0 + nj - 1 (C expressions) of the stream's step `step` on
-@ -- (nil: the V step's, nh + hh), which the first row block asks for in L2 as it reads its own rows. On a paged cache
-@ -- only those in the page of row j0 (a run's rows). Their scales at once (a line holds a run's), except on rows
-@ -- contiguous per head (`guard` nil: asked for where rows are contiguous per head, "" always, else that condition).
-@ local function pf_target(ind, j0, nj, guard, step)
+@ -- (nil: the V step's, nh + hh), which the first row block asks for in L2 as it reads its own rows, set where the
+@ -- cache's rows are of the layout `rows` names (PF_ROWS; elsewhere pfn stays 0). On a paged cache only those in the
+@ -- page of row j0 (a run's rows), with their scales.
+@ local function pf_target(ind, j0, nj, rows, step)
+@   local mode = PF_ROWS[rows]
 $(ind)const $(kv.ctype) *pf = NULL;
 $(ind)int pfn = 0;
 $(ind)ptrdiff_t pfs = 0;
-$(ind)$(guard == nil and "if (contig) " or guard ~= "" and ("if (" .. guard .. ") ") or ""){
+$(ind)$(mode.test){
 @   step_ahead(ind .. "  ", step or "nh + hh")
 @   -- x: the first row asked for (a contiguous cache's from the tile's first, j0 on)
 @   local x = (paged or j0 ~= "0") and "x" or "tk"
@@ -128,7 +137,7 @@ $(ind)    $(page_of_x)
 $(ind)    pf = hv ? $(step_rows(kv.v_ptr, "a->v_stride", "vs"))$(in_pages("a->v_stride", "vs"))
 $(ind)            : $(step_rows(kv.k_ptr, "a->k_stride", "ks"))$(in_pages("a->k_stride", "ks"));
 $(ind)    pfs = hv ? vs : ks;
-@   if kv.scaled and (paged or guard ~= nil) then
+@   if kv.scaled and (paged or mode.scales) then
 $(ind)    const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
 $(ind)    const float *sb = hv ? $(step_rows("a->v_scale", "a->v_scale_stride", "ss"))$(in_pages("a->v_scale_stride", "ss"))
 $(ind)                         : $(step_rows("a->k_scale", "a->k_scale_stride", "ss"))$(in_pages("a->k_scale_stride", "ss"));
@@ -138,11 +147,11 @@ $(ind)  }
 $(ind)}
 @ end
 @ -- Whether decode's P·V blocks take a `_pf` target (token-major ones asking themselves, or those of rows contiguous
-@ -- per head), and pf_target's guard for it: where only the latter ask, on rows contiguous per head alone.
+@ -- per head), and for which rows (pf_target's `rows`): both layouts, or the one whose blocks ask.
 @ local pv_asks = mk and (mk.prefetch_in_blocks or (mk.pv_contig and mk.pv_contig.prefetch))
-@ local pv_guard = nil
+@ local pv_rows = "contiguous"
 @ if mk and mk.prefetch_in_blocks then
-@   pv_guard = (not mk.pv_contig or mk.pv_contig.prefetch) and "" or "!contig"
+@   pv_rows = (not mk.pv_contig or mk.pv_contig.prefetch) and "any" or "token_major"
 @ end
 @ -- Decode's row blocks of `block` rows over a kv head's `rows`: `name` while whole blocks fit, then the edge block of
 @ -- the remainder (a specialized kernel has the one-query step's edge: other remainders, steps of 2-8 queries, run a
@@ -702,7 +711,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
           const $(kv.ctype) *krow[$(I(plan.kb))];
           for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kh + koff[j];
 @   if mk.prefetch_in_blocks then
-@     pf_target("          ", "j0", I(plan.kb), "!contig", "hh")
+@     pf_target("          ", "j0", I(plan.kb), "token_major", "hh")
 @   else
 @     prefetch_token_major("          ", "hh", "j0", I(plan.kb))
 @   end
@@ -758,7 +767,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @     if pv_asks then
         /* $(mk.prefetch_in_blocks and "" or "head-major pages: ")the run's first row block asks for the same rows of the stream's step ahead as it reads
          * these, a row per row read (asked for at once, a page's run of 64 rows ran 0.8x) */
-@       pf_target("        ", "j0", "jn", pv_guard)
+@       pf_target("        ", "j0", "jn", pv_rows)
 @     end
 @     if plan.page_run_prefetch and not (mk.pv_contig and mk.pv_contig.prefetch) then
 @       prefetch_stream("        ", "nh + hh", "j0", "jn", "contig")
@@ -779,7 +788,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @   if pv_asks then
       /* $(mk.prefetch_in_blocks and "" or "rows contiguous per head: ")the first row block asks for the rows of the stream's step ahead (the next
        * head's V rows, or the next tile's K rows) as it reads this head's V rows */
-@     pf_target("      ", "0", "nk", pv_guard)
+@     pf_target("      ", "0", "nk", pv_rows)
 @   end
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
 @   pv_blocks("      ", nil, "n", "pf, pfs, r0 == 0 ? pfn : 0")
