@@ -50,7 +50,11 @@ return {
     -- min_rows: see gen/isa/avx512.lua. Panels of 16 rows x 6 keys (12 accumulators, 2 + 6 loads per 12 FMAs) in
     -- tiles of 24 keys: 8 rows x 8 keys had 8 chains of dependent FMAs, just enough for the FMA latency, and 9 loads
     -- per 8 FMAs. Alone in L1 on Zen 3, 32 rows a key: 85-99 ns against 117-126 (84 at the FMA peak)
-    rows_in_lanes = { kb = 6, rv = 2, keys = 24, min_rows = 16 },
+    -- From 32 rows: a step of 16 (a group of 4 x 4 queries, of 8 x 2) runs faster on the dot products, Zen 3, paired
+    -- medians of interleaved calls (decode kernels of min_rows 16 and 32, kv_len 4096 / 16384): h32/kv8/d128 q_len 4
+    -- 1.08-1.11x / 1.03-1.06x, h64/kv8/d128 q_len 2 1.02-1.10x / 1.06-1.08x; at 32 rows the lanes stay the faster
+    -- (dot products 0.93-0.96x, h32/kv8/d128 q_len 8, kv_len 16384)
+    rows_in_lanes = { kb = 6, rv = 2, keys = 24, min_rows = 32 },
     -- (before decode asked for its rows ahead, 4 rows x 2 keys measured slower than 2 x 4 once K/V left L2: fewer
     -- K rows in flight at once; with the stream prefetch 4 x 2, then 4 x 3, is the faster, see by_group)
     -- columns: S is stored transposed (a key's scores of all rows in one vector) and the softmax runs down the

@@ -2304,7 +2304,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_cross_decode__avx2(const attngen
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
   /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole panels (no horizontal sums) */
-  const int lanes = rows >= 16 && rows % 16 == 0 && rows_pv == rows;
+  const int lanes = rows >= 32 && rows % 16 == 0 && rows_pv == rows;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
