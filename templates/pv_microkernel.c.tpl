@@ -95,13 +95,15 @@ static ATTNGEN_NOINLINE $(attr)void $(mk.pv_name)($(kv.row_scale and "" or "cons
   }
 @ end
 @ if mk.D and mk.unroll then
+@   -- the block at column c asks for the row ahead: each block its own columns' lines ("spread"), or the first all
+@   local function asks(c) return mk.prefetch == "spread" and "spread" or (mk.prefetch and c == 0) end
 @   local c = 0
 @   while c + PVV * W <= mk.D do
-@     pv_block(c, PVV, mk.prefetch == "spread" and "spread" or (mk.prefetch and c == 0)); c = c + PVV * W
+@     pv_block(c, PVV, asks(c)); c = c + PVV * W
 @   end
 @   if c + W <= mk.D then
 @     local nv = math.floor((mk.D - c) / W)
-@     pv_block(c, nv, mk.prefetch == "spread" and "spread" or (mk.prefetch and c == 0)); c = c + nv * W
+@     pv_block(c, nv, asks(c)); c = c + nv * W
 @   end
 @   if c < mk.D then
   /* last $(I(mk.D - c)) columns: head_dim is not a multiple of the vector width */
