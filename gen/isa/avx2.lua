@@ -81,14 +81,17 @@ return {
                  -- Zen 3: kv_len 256 fp32 56 against 62, f16 56 against 60, int8 59 against 61; kv_len 16384 fp32
                  -- 79 against 82, f16 62 against 66, int8 56 against 62. (4 x 2 against 1 x 8 earlier, Zen 4, in
                  -- one process: fp32 7.1 against 8.1-8.3 ms, f16 4.6 against 4.6-4.7, int8 5.2 against 5.4 (4 x 1))
-                 -- (on rows contiguous per head the row-wise blocks stay as they were: 1 x 8, int8 4 x 1)
                  -- Tiles of long token rows in a table without pages: 12 keys (4 blocks of 3, where 8 computed a
                  -- repeated 9th), int8 24. h32/kv8/d128, Zen 3, paired medians of 21 interleaved calls, against 8
                  -- keys: kv_len 16384 fp32 1.01-1.03x, f16 0.99-1.03x, bf16 1.02-1.08x, int8 (24) 1.10-1.17x;
                  -- kv_len 1024 (in L3) fp32 1.03x, f16 1.11x, bf16 1.09x, int8 1.17x. f16 in tiles of 24:
                  -- 0.93-1.00x beyond the cache. A table with paged kernels keeps 8 (a tile of 12 crosses pages of
                  -- 16: the paged kernels ran 0.79-0.85x the contiguous ones, slower than with tiles of 8).
-                 { min_g = 4, rb = 4, kb = 3, pr = 4, pvv = 3, columns = true, rb_contiguous = 1, kb_contiguous = 8,
+                 -- On rows contiguous per head (a head-major cache) the same 4 x 3 blocks, row-wise: each K row
+                 -- loaded once for the 4 rows instead of 4 times by 1 x 8 blocks. h32/kv8/d128 head-major, Zen 3,
+                 -- paired medians of 21-31 interleaved calls, kv_len 16384 / 2048: fp32 1.16 / 1.20x, f16 1.19 /
+                 -- 1.12x, bf16 1.26 / 1.24x; int8 keeps 4 x 1 (4 x 3 0.95x, 4 x 2 0.96x)
+                 { min_g = 4, rb = 4, kb = 3, pr = 4, pvv = 3, columns = true, rb_contiguous = 4, kb_contiguous = 3,
                    keys_long_rows_unpaged = 12,
                    by_dtype = { i8 = { keys = 8, keys_unpaged = 24, rb_contiguous = 4, kb_contiguous = 1 } } },
                  { min_g = 2, rb = 2, kb = 4, pr = 2, pvv = 4, columns = true },   -- 8 + 8 ymm accumulators

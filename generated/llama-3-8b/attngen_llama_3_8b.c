@@ -5003,179 +5003,82 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x3_t256__av
   }
 }
 
-/* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=3 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_1x8_t256_rowwise__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x3_t256_rowwise__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   const float *restrict k2 = krow[2];
-  const float *restrict k3 = krow[3];
-  const float *restrict k4 = krow[4];
-  const float *restrict k5 = krow[5];
-  const float *restrict k6 = krow[6];
-  const float *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
-    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps(), acc0_4 = _mm256_setzero_ps(), acc0_5 = _mm256_setzero_ps(), acc0_6 = _mm256_setzero_ps(), acc0_7 = _mm256_setzero_ps();
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k0); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_0 = _mm256_add_ps(ka0, kb0); }
+    const float *restrict q1 = qp + 128;
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps();
+    __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps(), acc2_2 = _mm256_setzero_ps();
+    __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps(), acc3_2 = _mm256_setzero_ps();
+    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), ka2 = _mm256_setzero_ps(), ka3 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps(), kb2 = _mm256_setzero_ps(), kb3 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_loadu_ps(k0); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 8), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 8), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 16), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 16), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 24), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 24), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 40), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 40), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 48), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 48), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 56), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 56), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 72), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 72), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 80), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 80), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 88), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 88), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 104), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 104), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 112), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 112), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 120), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 120), kv, kb3); }
+      acc0_0 = _mm256_add_ps(ka0, kb0); acc1_0 = _mm256_add_ps(ka1, kb1); acc2_0 = _mm256_add_ps(ka2, kb2); acc3_0 = _mm256_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k1); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_1 = _mm256_add_ps(ka0, kb0); }
+    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), ka2 = _mm256_setzero_ps(), ka3 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps(), kb2 = _mm256_setzero_ps(), kb3 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_loadu_ps(k1); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 8), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 8), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 16), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 16), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 24), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 24), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 40), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 40), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 48), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 48), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 56), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 56), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 72), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 72), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 80), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 80), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 88), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 88), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 104), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 104), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 112), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 112), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 120), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 120), kv, kb3); }
+      acc0_1 = _mm256_add_ps(ka0, kb0); acc1_1 = _mm256_add_ps(ka1, kb1); acc2_1 = _mm256_add_ps(ka2, kb2); acc3_1 = _mm256_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k2); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_2 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k3); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_3 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k4); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_4 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k5); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_5 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k6); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_6 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k7); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_7 = _mm256_add_ps(ka0, kb0); }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx2(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx2(t4, acc0_4, acc0_5, acc0_6, acc0_7);
-      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
+    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), ka2 = _mm256_setzero_ps(), ka3 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps(), kb2 = _mm256_setzero_ps(), kb3 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_loadu_ps(k2); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 8), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 8), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 16), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 16), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 24), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 24), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 40), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 40), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 48), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 48), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 56), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 56), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 72), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 72), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 80), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 80), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 88), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 88), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 104), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 104), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 112), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 112), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 120), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 120), kv, kb3); }
+      acc0_2 = _mm256_add_ps(ka0, kb0); acc1_2 = _mm256_add_ps(ka1, kb1); acc2_2 = _mm256_add_ps(ka2, kb2); acc3_2 = _mm256_add_ps(ka3, kb3); }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    attngen_hsum4_avx2(s + 256, acc0_1, acc1_1, acc2_1, acc3_1);
+    attngen_hsum4_avx2(s + 512, acc0_2, acc1_2, acc2_2, acc3_2);
   }
 }
 
@@ -5759,179 +5662,82 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_qkdot_d128_4x3_t25
   }
 }
 
-/* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=3 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_qkdot_d128_1x8_t256_rowwise_f16__avx2(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_qkdot_d128_4x3_t256_rowwise_f16__avx2(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
 {
   const uint16_t *restrict k0 = krow[0];
   const uint16_t *restrict k1 = krow[1];
   const uint16_t *restrict k2 = krow[2];
-  const uint16_t *restrict k3 = krow[3];
-  const uint16_t *restrict k4 = krow[4];
-  const uint16_t *restrict k5 = krow[5];
-  const uint16_t *restrict k6 = krow[6];
-  const uint16_t *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
-    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps(), acc0_4 = _mm256_setzero_ps(), acc0_5 = _mm256_setzero_ps(), acc0_6 = _mm256_setzero_ps(), acc0_7 = _mm256_setzero_ps();
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_0 = _mm256_add_ps(ka0, kb0); }
+    const float *restrict q1 = qp + 128;
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps();
+    __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps(), acc2_2 = _mm256_setzero_ps();
+    __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps(), acc3_2 = _mm256_setzero_ps();
+    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), ka2 = _mm256_setzero_ps(), ka3 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps(), kb2 = _mm256_setzero_ps(), kb3 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 8), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 8), kv, kb3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 16), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 16), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 24), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 24), kv, kb3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 40), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 40), kv, kb3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 48), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 48), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 56), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 56), kv, kb3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 72), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 72), kv, kb3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 80), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 80), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 88), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 88), kv, kb3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 104), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 104), kv, kb3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 112), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 112), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 120), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 120), kv, kb3); }
+      acc0_0 = _mm256_add_ps(ka0, kb0); acc1_0 = _mm256_add_ps(ka1, kb1); acc2_0 = _mm256_add_ps(ka2, kb2); acc3_0 = _mm256_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_1 = _mm256_add_ps(ka0, kb0); }
+    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), ka2 = _mm256_setzero_ps(), ka3 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps(), kb2 = _mm256_setzero_ps(), kb3 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 8), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 8), kv, kb3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 16), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 16), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 24), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 24), kv, kb3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 40), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 40), kv, kb3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 48), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 48), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 56), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 56), kv, kb3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 72), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 72), kv, kb3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 80), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 80), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 88), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 88), kv, kb3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 104), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 104), kv, kb3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 112), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 112), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 120), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 120), kv, kb3); }
+      acc0_1 = _mm256_add_ps(ka0, kb0); acc1_1 = _mm256_add_ps(ka1, kb1); acc2_1 = _mm256_add_ps(ka2, kb2); acc3_1 = _mm256_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_2 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_3 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_4 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_5 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_6 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_7 = _mm256_add_ps(ka0, kb0); }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx2(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx2(t4, acc0_4, acc0_5, acc0_6, acc0_7);
-      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
+    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), ka2 = _mm256_setzero_ps(), ka3 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps(), kb2 = _mm256_setzero_ps(), kb3 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 8), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 8), kv, kb3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 16), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 16), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 24), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 24), kv, kb3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 40), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 40), kv, kb3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 48), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 48), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 56), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 56), kv, kb3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 72), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 72), kv, kb3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 80), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 80), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 88), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 88), kv, kb3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 104), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 104), kv, kb3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 112), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 112), kv, ka3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 120), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 120), kv, kb3); }
+      acc0_2 = _mm256_add_ps(ka0, kb0); acc1_2 = _mm256_add_ps(ka1, kb1); acc2_2 = _mm256_add_ps(ka2, kb2); acc3_2 = _mm256_add_ps(ka3, kb3); }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    attngen_hsum4_avx2(s + 256, acc0_1, acc1_1, acc2_1, acc3_1);
+    attngen_hsum4_avx2(s + 512, acc0_2, acc1_2, acc2_2, acc3_2);
   }
 }
 
@@ -6278,179 +6084,82 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x3_t256_bf1
   }
 }
 
-/* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=3 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_1x8_t256_rowwise_bf16__avx2(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x3_t256_rowwise_bf16__avx2(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
 {
   const uint16_t *restrict k0 = krow[0];
   const uint16_t *restrict k1 = krow[1];
   const uint16_t *restrict k2 = krow[2];
-  const uint16_t *restrict k3 = krow[3];
-  const uint16_t *restrict k4 = krow[4];
-  const uint16_t *restrict k5 = krow[5];
-  const uint16_t *restrict k6 = krow[6];
-  const uint16_t *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
-    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps(), acc0_4 = _mm256_setzero_ps(), acc0_5 = _mm256_setzero_ps(), acc0_6 = _mm256_setzero_ps(), acc0_7 = _mm256_setzero_ps();
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = attngen_bf16_load_avx2(k0); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k0 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_0 = _mm256_add_ps(ka0, kb0); }
+    const float *restrict q1 = qp + 128;
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps();
+    __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps(), acc2_2 = _mm256_setzero_ps();
+    __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps(), acc3_2 = _mm256_setzero_ps();
+    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), ka2 = _mm256_setzero_ps(), ka3 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps(), kb2 = _mm256_setzero_ps(), kb3 = _mm256_setzero_ps();
+      { const __m256 kv = attngen_bf16_load_avx2(k0); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 8), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 8), kv, kb3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 16), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 16), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 24), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 24), kv, kb3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 40), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 40), kv, kb3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 48), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 48), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 56), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 56), kv, kb3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 72), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 72), kv, kb3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 80), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 80), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 88), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 88), kv, kb3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 104), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 104), kv, kb3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 112), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 112), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 120), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 120), kv, kb3); }
+      acc0_0 = _mm256_add_ps(ka0, kb0); acc1_0 = _mm256_add_ps(ka1, kb1); acc2_0 = _mm256_add_ps(ka2, kb2); acc3_0 = _mm256_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = attngen_bf16_load_avx2(k1); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k1 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_1 = _mm256_add_ps(ka0, kb0); }
+    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), ka2 = _mm256_setzero_ps(), ka3 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps(), kb2 = _mm256_setzero_ps(), kb3 = _mm256_setzero_ps();
+      { const __m256 kv = attngen_bf16_load_avx2(k1); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 8), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 8), kv, kb3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 16), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 16), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 24), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 24), kv, kb3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 40), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 40), kv, kb3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 48), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 48), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 56), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 56), kv, kb3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 72), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 72), kv, kb3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 80), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 80), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 88), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 88), kv, kb3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 104), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 104), kv, kb3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 112), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 112), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 120), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 120), kv, kb3); }
+      acc0_1 = _mm256_add_ps(ka0, kb0); acc1_1 = _mm256_add_ps(ka1, kb1); acc2_1 = _mm256_add_ps(ka2, kb2); acc3_1 = _mm256_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = attngen_bf16_load_avx2(k2); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k2 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_2 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = attngen_bf16_load_avx2(k3); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k3 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_3 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = attngen_bf16_load_avx2(k4); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k4 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_4 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = attngen_bf16_load_avx2(k5); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k5 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_5 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = attngen_bf16_load_avx2(k6); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k6 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_6 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = attngen_bf16_load_avx2(k7); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = attngen_bf16_load_avx2(k7 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_7 = _mm256_add_ps(ka0, kb0); }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx2(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx2(t4, acc0_4, acc0_5, acc0_6, acc0_7);
-      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
+    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), ka2 = _mm256_setzero_ps(), ka3 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps(), kb2 = _mm256_setzero_ps(), kb3 = _mm256_setzero_ps();
+      { const __m256 kv = attngen_bf16_load_avx2(k2); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 8), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 8), kv, kb3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 16), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 16), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 24), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 24), kv, kb3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 40), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 40), kv, kb3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 48), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 48), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 56), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 56), kv, kb3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 72), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 72), kv, kb3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 80), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 80), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 88), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 88), kv, kb3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 104), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 104), kv, kb3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 112), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 112), kv, ka3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 120), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 120), kv, kb3); }
+      acc0_2 = _mm256_add_ps(ka0, kb0); acc1_2 = _mm256_add_ps(ka1, kb1); acc2_2 = _mm256_add_ps(ka2, kb2); acc3_2 = _mm256_add_ps(ka3, kb3); }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    attngen_hsum4_avx2(s + 256, acc0_1, acc1_1, acc2_1, acc3_1);
+    attngen_hsum4_avx2(s + 512, acc0_2, acc1_2, acc2_2, acc3_2);
   }
 }
 
@@ -7533,8 +7242,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 1);
-    const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
     for (int j = 0; j < 144; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -7565,7 +7273,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 3, block after
+     * Contiguous rows: head after head, each head's blocks of 3 in order. Else: blocks of 3, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
@@ -7600,11 +7308,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
+        for (int j0 = 0; j0 < n; j0 += 3) {
           {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            const int j1 = kend - tk < j0 + 3 ? kend - tk : j0 + 3; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -7615,11 +7323,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
               }
             }
           }
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *krow[3];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 1 <= rows; r0 += 1)
-            attngen_qkdot_d128_1x8_t256_rowwise__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x3_t256_rowwise__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -7821,8 +7529,7 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_decode_f16__avx2(c
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 1);
-    const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
     for (int j = 0; j < 144; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -7853,18 +7560,18 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_decode_f16__avx2(c
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 3, block after
+     * Contiguous rows: head after head, each head's blocks of 3 in order. Else: blocks of 3, block after
      * block, each block's token rows head after head. */
     const uint16_t *kbase = (const uint16_t *)a->k_f16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const uint16_t *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
+        for (int j0 = 0; j0 < n; j0 += 3) {
           {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            const int j1 = kend - tk < j0 + 3 ? kend - tk : j0 + 3; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const uint16_t *rb = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : (const uint16_t *)a->k_f16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -7875,11 +7582,11 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_decode_f16__avx2(c
               }
             }
           }
-          const uint16_t *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const uint16_t *krow[3];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 1 <= rows; r0 += 1)
-            attngen_qkdot_d128_1x8_t256_rowwise_f16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x3_t256_rowwise_f16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -8081,8 +7788,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_bf16__avx2(const
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 1);
-    const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
     for (int j = 0; j < 144; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -8113,18 +7819,18 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_bf16__avx2(const
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 3, block after
+     * Contiguous rows: head after head, each head's blocks of 3 in order. Else: blocks of 3, block after
      * block, each block's token rows head after head. */
     const uint16_t *kbase = (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const uint16_t *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
+        for (int j0 = 0; j0 < n; j0 += 3) {
           {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            const int j1 = kend - tk < j0 + 3 ? kend - tk : j0 + 3; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const uint16_t *rb = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -8135,11 +7841,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_bf16__avx2(const
               }
             }
           }
-          const uint16_t *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const uint16_t *krow[3];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 1 <= rows; r0 += 1)
-            attngen_qkdot_d128_1x8_t256_rowwise_bf16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x3_t256_rowwise_bf16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -8631,8 +8337,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 1);
-    const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
     for (int j = 0; j < 144; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -8664,7 +8369,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 3, block after
+     * Contiguous rows: head after head, each head's blocks of 3 in order. Else: blocks of 3, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
@@ -8699,11 +8404,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
+        for (int j0 = 0; j0 < n; j0 += 3) {
           {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            const int j1 = kend - tk < j0 + 3 ? kend - tk : j0 + 3; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -8714,11 +8419,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
               }
             }
           }
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *krow[3];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 1 <= rows; r0 += 1)
-            attngen_qkdot_d128_1x8_t256_rowwise__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x3_t256_rowwise__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -8920,8 +8625,7 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_padding_decode_f16
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 1);
-    const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
     for (int j = 0; j < 144; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -8953,18 +8657,18 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_padding_decode_f16
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 3, block after
+     * Contiguous rows: head after head, each head's blocks of 3 in order. Else: blocks of 3, block after
      * block, each block's token rows head after head. */
     const uint16_t *kbase = (const uint16_t *)a->k_f16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const uint16_t *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
+        for (int j0 = 0; j0 < n; j0 += 3) {
           {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            const int j1 = kend - tk < j0 + 3 ? kend - tk : j0 + 3; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const uint16_t *rb = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : (const uint16_t *)a->k_f16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -8975,11 +8679,11 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_padding_decode_f16
               }
             }
           }
-          const uint16_t *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const uint16_t *krow[3];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 1 <= rows; r0 += 1)
-            attngen_qkdot_d128_1x8_t256_rowwise_f16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x3_t256_rowwise_f16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -9181,8 +8885,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_bf16__av
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 1);
-    const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
     for (int j = 0; j < 144; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -9214,18 +8917,18 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_bf16__av
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 3, block after
+     * Contiguous rows: head after head, each head's blocks of 3 in order. Else: blocks of 3, block after
      * block, each block's token rows head after head. */
     const uint16_t *kbase = (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const uint16_t *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
+        for (int j0 = 0; j0 < n; j0 += 3) {
           {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            const int j1 = kend - tk < j0 + 3 ? kend - tk : j0 + 3; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const uint16_t *rb = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -9236,11 +8939,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_bf16__av
               }
             }
           }
-          const uint16_t *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const uint16_t *krow[3];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 1 <= rows; r0 += 1)
-            attngen_qkdot_d128_1x8_t256_rowwise_bf16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x3_t256_rowwise_bf16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {

@@ -2633,179 +2633,82 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x3_t256__av
   }
 }
 
-/* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=3 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_1x8_t256_rowwise__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x3_t256_rowwise__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   const float *restrict k2 = krow[2];
-  const float *restrict k3 = krow[3];
-  const float *restrict k4 = krow[4];
-  const float *restrict k5 = krow[5];
-  const float *restrict k6 = krow[6];
-  const float *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
-    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps(), acc0_4 = _mm256_setzero_ps(), acc0_5 = _mm256_setzero_ps(), acc0_6 = _mm256_setzero_ps(), acc0_7 = _mm256_setzero_ps();
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k0); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k0 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_0 = _mm256_add_ps(ka0, kb0); }
+    const float *restrict q1 = qp + 128;
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps();
+    __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps(), acc2_2 = _mm256_setzero_ps();
+    __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps(), acc3_2 = _mm256_setzero_ps();
+    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), ka2 = _mm256_setzero_ps(), ka3 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps(), kb2 = _mm256_setzero_ps(), kb3 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_loadu_ps(k0); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 8), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 8), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 16), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 16), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 24), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 24), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 40), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 40), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 48), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 48), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 56), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 56), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 72), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 72), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 80), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 80), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 88), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 88), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 104), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 104), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 112), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 112), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 120), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 120), kv, kb3); }
+      acc0_0 = _mm256_add_ps(ka0, kb0); acc1_0 = _mm256_add_ps(ka1, kb1); acc2_0 = _mm256_add_ps(ka2, kb2); acc3_0 = _mm256_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k1); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_1 = _mm256_add_ps(ka0, kb0); }
+    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), ka2 = _mm256_setzero_ps(), ka3 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps(), kb2 = _mm256_setzero_ps(), kb3 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_loadu_ps(k1); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 8), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 8), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 16), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 16), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 24), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 24), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 40), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 40), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 48), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 48), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 56), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 56), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 72), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 72), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 80), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 80), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 88), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 88), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 104), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 104), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 112), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 112), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 120), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 120), kv, kb3); }
+      acc0_1 = _mm256_add_ps(ka0, kb0); acc1_1 = _mm256_add_ps(ka1, kb1); acc2_1 = _mm256_add_ps(ka2, kb2); acc3_1 = _mm256_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k2); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_2 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k3); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_3 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k4); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_4 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k5); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_5 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k6); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_6 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_loadu_ps(k7); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_7 = _mm256_add_ps(ka0, kb0); }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx2(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx2(t4, acc0_4, acc0_5, acc0_6, acc0_7);
-      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
+    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), ka2 = _mm256_setzero_ps(), ka3 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps(), kb2 = _mm256_setzero_ps(), kb3 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_loadu_ps(k2); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 8), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 8), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 16), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 16), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 24), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 24), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 40), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 40), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 48), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 48), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 56), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 56), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 72), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 72), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 80), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 80), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 88), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 88), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 104), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 104), kv, kb3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 112), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 112), kv, ka3); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 120), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 120), kv, kb3); }
+      acc0_2 = _mm256_add_ps(ka0, kb0); acc1_2 = _mm256_add_ps(ka1, kb1); acc2_2 = _mm256_add_ps(ka2, kb2); acc3_2 = _mm256_add_ps(ka3, kb3); }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    attngen_hsum4_avx2(s + 256, acc0_1, acc1_1, acc2_1, acc3_1);
+    attngen_hsum4_avx2(s + 512, acc0_2, acc1_2, acc2_2, acc3_2);
   }
 }
 
@@ -3763,8 +3666,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_window_decode__avx2(con
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 1);
-    const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
     for (int j = 0; j < 144; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -3805,7 +3707,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_window_decode__avx2(con
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 3, block after
+     * Contiguous rows: head after head, each head's blocks of 3 in order. Else: blocks of 3, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
@@ -3840,11 +3742,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_window_decode__avx2(con
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
+        for (int j0 = 0; j0 < n; j0 += 3) {
           {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            const int j1 = kend - tk < j0 + 3 ? kend - tk : j0 + 3; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -3855,11 +3757,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_window_decode__avx2(con
               }
             }
           }
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *krow[3];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 1 <= rows; r0 += 1)
-            attngen_qkdot_d128_1x8_t256_rowwise__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x3_t256_rowwise__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -4075,8 +3977,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_window_decode__
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 1);
-    const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
     for (int j = 0; j < 144; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -4118,7 +4019,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_window_decode__
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 3, block after
+     * Contiguous rows: head after head, each head's blocks of 3 in order. Else: blocks of 3, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
@@ -4153,11 +4054,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_window_decode__
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
+        for (int j0 = 0; j0 < n; j0 += 3) {
           {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
+            const int j1 = kend - tk < j0 + 3 ? kend - tk : j0 + 3; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -4168,11 +4069,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_window_decode__
               }
             }
           }
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *krow[3];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 1 <= rows; r0 += 1)
-            attngen_qkdot_d128_1x8_t256_rowwise__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x3_t256_rowwise__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
