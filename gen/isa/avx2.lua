@@ -89,8 +89,8 @@ return {
                  -- 16: the paged kernels ran 0.79-0.85x the contiguous ones, slower than with tiles of 8).
                  -- On rows contiguous per head (a head-major cache) the same 4 x 3 blocks, row-wise: each K row
                  -- loaded once for the 4 rows instead of 4 times by 1 x 8 blocks. h32/kv8/d128 head-major, Zen 3,
-                 -- paired medians of 21-31 interleaved calls, kv_len 16384 / 2048: fp32 1.16 / 1.20x, f16 1.19 /
-                 -- 1.12x, bf16 1.26 / 1.24x; int8 keeps 4 x 1 (4 x 3 0.95x, 4 x 2 0.96x)
+                 -- paired medians of 21-31 interleaved calls, kv_len 16384 / 2048: fp32 1.10-1.16 / 1.20x, f16
+                 -- 1.17-1.19 / 1.12x, bf16 1.26 / 1.24x; int8 keeps 4 x 1 (4 x 3 0.95x, 4 x 2 0.96x)
                  { min_g = 4, rb = 4, kb = 3, pr = 4, pvv = 3, columns = true, rb_contiguous = 4, kb_contiguous = 3,
                    keys_long_rows_unpaged = 12,
                    by_dtype = { i8 = { keys = 8, keys_unpaged = 24, rb_contiguous = 4, kb_contiguous = 1 } } },
