@@ -1444,7 +1444,7 @@ static int machine_in_child(bench_machine *m, int quick) {
   waitpid(pid, &status, 0);
   if (!(got == sizeof *m && WIFEXITED(status) && WEXITSTATUS(status) == 0)) return -1;
   for (int t = 0; t < 2; t++) /* this process's readers read as the child's did */
-    bench_reader_use_pattern(t + 1, m->read_streams[t], m->read_chunk[t]);
+    bench_reader_use_pattern(t + 1, m->read_streams[t], m->read_chunk[t], m->read_ahead[t]);
   return 0;
 }
 

@@ -88,16 +88,22 @@ static fma_loop_fn fma_loop_of(int bits) { return bits == 512 ? fma_loop_avx512 
 static double fma_flop_of(int bits) { return bits == 512 ? 32.0 : 16.0; }
 
 /* Sum ns streams of n floats each (n a multiple of chunk, itself of 64; every stream 64-byte aligned), visiting them in
- * turn chunk floats at a time: several pages in flight at once. Which pattern reads fastest differs by host and
- * thread count: bench_machine_measure_bw tries several. */
+ * turn chunk floats at a time: several pages in flight at once. ahead > 0: each 256 bytes read also ask for the
+ * 256 bytes `ahead` bytes on in the same stream into L2 (prefetcht1), as decode kernels ask for their rows: on a core
+ * whose own outstanding misses limit its read (one Intel Xeon read 11.5 GB/s plainly, 13.7 asking 4-64 KiB ahead,
+ * medians of 15), that is the read a kernel can reach. Which pattern reads fastest differs by host and thread
+ * count: bench_machine_measure_bw tries several. */
 #define STREAM_CHUNK 128 /* 512 bytes */
+#define READ_AHEAD 16384 /* bytes a prefetching read asks ahead */
 __attribute__((target("avx2,fma"), noinline)) static float read_streams(const float *const *p, int ns, size_t n,
-                                                                         size_t chunk) {
+                                                                         size_t chunk, size_t ahead) {
   __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0, s6 = s0, s7 = s0;
   for (size_t i = 0; i < n; i += chunk)
     for (int k = 0; k < ns; k++)
       for (size_t c = i; c < i + chunk; c += 64) {
         const float *q = p[k] + c;
+        if (ahead) /* past the stream's end only near its last bytes: a prefetch never faults */
+          for (int b = 0; b < 256; b += 64) _mm_prefetch((const char *)q + ahead + b, _MM_HINT_T1);
         s0 = _mm256_add_ps(s0, _mm256_load_ps(q));
         s1 = _mm256_add_ps(s1, _mm256_load_ps(q + 8));
         s2 = _mm256_add_ps(s2, _mm256_load_ps(q + 16));
@@ -136,7 +142,7 @@ static float read_any(const float *p, size_t n) {
 #if BENCH_X86
   if (reader_avx2() && ((uintptr_t)p & 63) == 0) {
     i = n / STREAM_CHUNK * STREAM_CHUNK;
-    acc = read_streams(&p, 1, i, STREAM_CHUNK);
+    acc = read_streams(&p, 1, i, STREAM_CHUNK, 0);
   }
 #endif
   float s[8] = {0};
@@ -257,8 +263,9 @@ static int team_size(int nthreads) { return nthreads < 1 ? 1 : nthreads > 8 ? 8 
 struct bench_reader {
   const float *a, *b;
   size_t n;
-  int streams;  /* per thread, and */
-  size_t chunk; /* floats read of a stream before the next: both at creation, g_read_* of its thread count */
+  int streams;  /* per thread, */
+  size_t chunk; /* floats read of a stream before the next, and */
+  size_t ahead; /* bytes a stream asks ahead (0: none): all at creation, g_read_* of its thread count */
   team team;
   struct reader_share {
     struct bench_reader *r;
@@ -269,13 +276,15 @@ struct bench_reader {
 /* One share: [lo, hi) of a (and of b), as the reader's streams read in turn where the CPU has AVX2 (half in a and
  * half in b, or all in a), the rest plainly. */
 #define READ_STREAMS_MAX 8
-/* 1 thread, more: streams per thread and bytes per visit (bench_reader_use_pattern) */
+/* 1 thread, more: streams per thread, bytes per visit and bytes asked ahead (bench_reader_use_pattern) */
 static int g_read_streams[2] = {READ_STREAMS_MAX, READ_STREAMS_MAX};
 static size_t g_read_chunk[2] = {STREAM_CHUNK, STREAM_CHUNK};
-void bench_reader_use_pattern(int nthreads, int streams, int chunk_bytes) {
+static size_t g_read_ahead[2] = {0, 0};
+void bench_reader_use_pattern(int nthreads, int streams, int chunk_bytes, int ahead_bytes) {
   const int t = nthreads > 1;
   if (streams == 2 || streams == 4 || streams == 8) g_read_streams[t] = streams;
   if (chunk_bytes >= 256 && chunk_bytes % 256 == 0) g_read_chunk[t] = (size_t)chunk_bytes / sizeof(float);
+  if (ahead_bytes >= 0 && ahead_bytes % 256 == 0) g_read_ahead[t] = (size_t)ahead_bytes;
 }
 static float reader_share_pass(void *arg) {
   const struct reader_share *s = (const struct reader_share *)arg;
@@ -291,7 +300,7 @@ static float reader_share_pass(void *arg) {
     part = len / (size_t)per_buf / chunk * chunk;
     for (int b = 0; b < nb; b++)
       for (int k = 0; k < per_buf; k++) p[b * per_buf + k] = bufs[b] + (size_t)k * part;
-    if (part) sum += read_streams(p, nb * per_buf, part, chunk);
+    if (part) sum += read_streams(p, nb * per_buf, part, chunk, s->r->ahead);
   }
 #endif
   for (int b = 0; b < nb; b++) sum += read_any(bufs[b] + (size_t)per_buf * part, len - (size_t)per_buf * part);
@@ -303,6 +312,7 @@ bench_reader *bench_reader_new(const float *a, const float *b, size_t n, int nth
   if (!r) return NULL;
   nthreads = team_size(nthreads);
   r->streams = g_read_streams[nthreads > 1], r->chunk = g_read_chunk[nthreads > 1];
+  r->ahead = g_read_ahead[nthreads > 1];
   r->a = a;
   r->b = b;
   r->n = n;
@@ -508,16 +518,21 @@ int bench_machine_measure_bw(bench_machine *m, int quick) {
   m->buf_mib = (double)mib;
 
   /* The read is the limit decode is held against, so its pattern is the fastest found here: 2, 4 or 8 streams per
-   * thread, visited 512 bytes or 64 KiB at a time (interleaved passes, the best of each, for 1 and for 2 threads).
-   * Which wins differs by host and thread count: on one Zen 3 host 8 streams of 512 bytes read 17.7-19.6 GB/s on
-   * one core, 2 of them 19.8-22.4, 1 of 64 KiB up to 21.2, and an MHA decode (K then V, 128 KiB each per tile) read
-   * 101-104% of the 8 streams; there 2 threads of 2 streams read 23 GB/s against 31-37 with 8. */
-  static const int streams[3] = {2, 4, 8}, chunks[2] = {512, 65536};
-  double best_t[2][6];
+   * thread, visited 512 bytes or 64 KiB at a time, asking READ_AHEAD bytes ahead or not (interleaved passes, the best
+   * of each, for 1 and for 2 threads). Which wins differs by host and thread count: on one Zen 3 host 8 streams of
+   * 512 bytes read 17.7-19.6 GB/s on one core, 2 of them 19.8-22.4, 1 of 64 KiB up to 21.2, and an MHA decode (K then
+   * V, 128 KiB each per tile) read 101-104% of the 8 streams; there 2 threads of 2 streams read 23 GB/s against
+   * 31-37 with 8. On an Intel Xeon an MHA decode read 104-111% of the best read that asked nothing ahead. */
+  enum { NPAT = 12 };
+  static const int streams[3] = {2, 4, 8}, chunks[2] = {512, 65536}, aheads[2] = {0, READ_AHEAD};
+#define PAT_STREAMS(i) streams[(i) % 3]
+#define PAT_CHUNK(i) chunks[(i) / 3 % 2]
+#define PAT_AHEAD(i) aheads[(i) / 6]
+  double best_t[2][NPAT];
   for (int r = 0; r < (quick ? 2 : 3); r++)
     for (int th = 0; th < 2; th++)
-      for (int i = 0; i < 6; i++) {
-        bench_reader_use_pattern(th + 1, streams[i % 3], chunks[i / 3]);
+      for (int i = 0; i < NPAT; i++) {
+        bench_reader_use_pattern(th + 1, PAT_STREAMS(i), PAT_CHUNK(i), PAT_AHEAD(i));
         const double t = read_time(buf, n, th + 1, 1);
         if (t < 0) {
           free(buf);
@@ -527,11 +542,14 @@ int bench_machine_measure_bw(bench_machine *m, int quick) {
       }
   for (int th = 0; th < 2; th++) {
     int best = 0;
-    for (int i = 1; i < 6; i++)
+    for (int i = 1; i < NPAT; i++)
       if (best_t[th][i] < best_t[th][best]) best = i;
-    m->read_streams[th] = streams[best % 3], m->read_chunk[th] = chunks[best / 3];
-    bench_reader_use_pattern(th + 1, m->read_streams[th], m->read_chunk[th]);
+    m->read_streams[th] = PAT_STREAMS(best), m->read_chunk[th] = PAT_CHUNK(best), m->read_ahead[th] = PAT_AHEAD(best);
+    bench_reader_use_pattern(th + 1, m->read_streams[th], m->read_chunk[th], m->read_ahead[th]);
   }
+#undef PAT_STREAMS
+#undef PAT_CHUNK
+#undef PAT_AHEAD
   const double t1 = read_time(buf, n, 1, reps), t2 = read_time(buf, n, 2, reps);
   free(buf);
   if (t1 < 0 || t2 < 0) return -1;
@@ -566,8 +584,9 @@ void bench_machine_print(const bench_machine *m) {
          m->fma2_gflops < 1.6 * m->fma_gflops ? "  (the second core is busy with other work: 2-thread rows are skewed)"
                                               : "");
   printf("machine: streaming read (AVX2 sum of %.0f MiB, streams read in turn, the fastest pattern): 1 thread %.1f GB/s "
-         "(%d streams, %d bytes a visit), 2 threads %.1f GB/s (%d streams each, %d bytes)  (best of %d)\n", m->buf_mib,
-         m->bw1_gbs, m->read_streams[0], m->read_chunk[0], m->bw2_gbs, m->read_streams[1], m->read_chunk[1], m->repeats);
+         "(%d streams, %d bytes a visit, asking %d bytes ahead), 2 threads %.1f GB/s (%d streams each, %d bytes, %d "
+         "ahead)  (best of %d)\n", m->buf_mib, m->bw1_gbs, m->read_streams[0], m->read_chunk[0], m->read_ahead[0],
+         m->bw2_gbs, m->read_streams[1], m->read_chunk[1], m->read_ahead[1], m->repeats);
 }
 
 #ifdef BENCH_MACHINE_MAIN

@@ -22,9 +22,10 @@ typedef struct {
   double bw2_gbs;      /* 2-thread streaming read, GB/s */
   double buf_mib;      /* size of the bandwidth buffer */
   int read_streams[2];  /* the 1- and 2-thread reads' pattern: streams per thread read in turn, and */
-  int read_chunk[2];    /* bytes of a stream per visit; the fastest of 2, 4 or 8 streams of 512 bytes or 64 KiB here
-                           (bench_machine_measure_bw, which also makes it this process's readers'; another process
-                           passes it to bench_reader_use_pattern) */
+  int read_chunk[2];    /* bytes of a stream per visit, and */
+  int read_ahead[2];    /* bytes each stream asks ahead into L2 (0: none); the fastest of 2, 4 or 8 streams of 512
+                           bytes or 64 KiB, asking 16 KiB ahead or not, here (bench_machine_measure_bw, which also
+                           makes it this process's readers'; another process passes it to bench_reader_use_pattern) */
   int repeats;         /* repeats behind each figure */
 } bench_machine;
 
@@ -47,9 +48,10 @@ bench_reader *bench_reader_new(const float *a, const float *b, size_t n, int nth
 /* The pass's capacity time: the seconds its threads, each at the rate it ran this pass, would take sharing the work as
  * they went; a pool's kernel is held to that, not to the slowest thread's wall time (machine.c: team_pass). */
 double bench_reader_pass(bench_reader *r);
-/* The pattern of the readers of nthreads made from now on (1, or more): streams per thread (2, 4 or 8) and bytes of
- * a stream per visit (a multiple of 256), as bench_machine's read_streams / read_chunk; 8 of 512 until then. */
-void bench_reader_use_pattern(int nthreads, int streams, int chunk_bytes);
+/* The pattern of the readers of nthreads made from now on (1, or more): streams per thread (2, 4 or 8), bytes of a
+ * stream per visit (a multiple of 256) and bytes asked ahead (0 or a multiple of 256), as bench_machine's
+ * read_streams / read_chunk / read_ahead; 8 of 512 asking nothing until then. */
+void bench_reader_use_pattern(int nthreads, int streams, int chunk_bytes, int ahead_bytes);
 void bench_reader_free(bench_reader *r);
 /* The FMA peak loop of (a), about `seconds` per pass on each of nthreads threads at once (threads parked between
  * passes like the reader's), for a peak measured in the same interleaved rounds as a kernel: a neighbour that
