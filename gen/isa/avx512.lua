@@ -24,6 +24,13 @@ return {
     -- h32/kv8/d128 at kv_len 16384, Zen 4, interleaved runs: f16 7.7 -> 4.7 ms, int8 5.6 -> 4.8, fp32 8.0 -> 7.5;
     -- 32-192 KiB measured alike, every other line or fewer 1.2-2x slower, tiles of 16-64 keys slower still
     stream_prefetch = 65536,
+    -- the token-major blocks ask for their rows of the step ahead themselves, a line or so per vector step of their
+    -- FMAs, as AVX2's do (gen/isa/avx2.lua): a step's burst of requests before its block waited on the miss
+    -- buffers. Intel Xeon (Emerald Rapids, one core 15.4 GB/s asking ahead), paired medians of 9-11 interleaved calls
+    -- beyond the LLC: h32/kv8/d128 fp32 1.09-1.10x, f16 1.08-1.09x, int8 1.03-1.09x; MHA h32/d128 fp32 1.02x, f16
+    -- 1.03x, int8 1.02x; h14/kv2/d64 fp32 1.03x, f16 1.02-1.07x, int8 1.04x. Asking 16 or 32 KiB ahead instead of
+    -- 64 on top: 1.01-1.08x / 0.98-1.02x (left at 64, Zen 4's measured distance)
+    prefetch_in_blocks = true,
     -- head-major pages: a head's run of a page at least this long the hardware prefetchers follow, so fp32 P·V
     -- runs ask for nothing (gen/plan.lua). h32/kv8/d128 at kv_len 16384, Zen 4, in one process, fp32 pages ÷ a
     -- head-major cache asking / not: pages of 16 rows (8 KiB runs) 0.83 / 0.66, 32 0.85 / 0.83, 64 0.88 / 0.94

@@ -566,7 +566,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_panel_8x32_s96__av
 /* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 64 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d256_2x4_t64__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d256_2x4_t64_pf__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s, const float *pf, ptrdiff_t pfs, int pfn)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -577,81 +577,145 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d256_2x4_t64__a
     const float *restrict q1 = qp + 256;
     __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
     __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
+    if (pfn > 0) _mm_prefetch((const char *)(pf), _MM_HINT_T1);
+    if (pfn > 0) _mm_prefetch((const char *)(pf + 16), _MM_HINT_T1);
+    if (pfn > 0) _mm_prefetch((const char *)(pf + 32), _MM_HINT_T1);
+    if (pfn > 0) _mm_prefetch((const char *)(pf + 48), _MM_HINT_T1);
     { const __m512 qv0 = _mm512_loadu_ps(q0); const __m512 qv1 = _mm512_loadu_ps(q1);
       { __m512 kv = _mm512_loadu_ps(k0); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
       { __m512 kv = _mm512_loadu_ps(k1); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
       { __m512 kv = _mm512_loadu_ps(k2); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
       { __m512 kv = _mm512_loadu_ps(k3); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); } }
+    if (pfn > 0) _mm_prefetch((const char *)(pf + 64), _MM_HINT_T1);
+    if (pfn > 0) _mm_prefetch((const char *)(pf + 80), _MM_HINT_T1);
+    if (pfn > 0) _mm_prefetch((const char *)(pf + 96), _MM_HINT_T1);
+    if (pfn > 0) _mm_prefetch((const char *)(pf + 112), _MM_HINT_T1);
     { const __m512 qv0 = _mm512_loadu_ps(q0 + 16); const __m512 qv1 = _mm512_loadu_ps(q1 + 16);
       { __m512 kv = _mm512_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
       { __m512 kv = _mm512_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
       { __m512 kv = _mm512_loadu_ps(k2 + 16); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
       { __m512 kv = _mm512_loadu_ps(k3 + 16); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); } }
+    if (pfn > 0) _mm_prefetch((const char *)(pf + 128), _MM_HINT_T1);
+    if (pfn > 0) _mm_prefetch((const char *)(pf + 144), _MM_HINT_T1);
+    if (pfn > 0) _mm_prefetch((const char *)(pf + 160), _MM_HINT_T1);
+    if (pfn > 0) _mm_prefetch((const char *)(pf + 176), _MM_HINT_T1);
     { const __m512 qv0 = _mm512_loadu_ps(q0 + 32); const __m512 qv1 = _mm512_loadu_ps(q1 + 32);
       { __m512 kv = _mm512_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
       { __m512 kv = _mm512_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
       { __m512 kv = _mm512_loadu_ps(k2 + 32); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
       { __m512 kv = _mm512_loadu_ps(k3 + 32); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); } }
+    if (pfn > 0) _mm_prefetch((const char *)(pf + 192), _MM_HINT_T1);
+    if (pfn > 0) _mm_prefetch((const char *)(pf + 208), _MM_HINT_T1);
+    if (pfn > 0) _mm_prefetch((const char *)(pf + 224), _MM_HINT_T1);
+    if (pfn > 0) _mm_prefetch((const char *)(pf + 240), _MM_HINT_T1);
     { const __m512 qv0 = _mm512_loadu_ps(q0 + 48); const __m512 qv1 = _mm512_loadu_ps(q1 + 48);
       { __m512 kv = _mm512_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
       { __m512 kv = _mm512_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
       { __m512 kv = _mm512_loadu_ps(k2 + 48); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
       { __m512 kv = _mm512_loadu_ps(k3 + 48); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); } }
+    if (pfn > 1) _mm_prefetch((const char *)(pf + pfs), _MM_HINT_T1);
+    if (pfn > 1) _mm_prefetch((const char *)(pf + pfs + 16), _MM_HINT_T1);
+    if (pfn > 1) _mm_prefetch((const char *)(pf + pfs + 32), _MM_HINT_T1);
+    if (pfn > 1) _mm_prefetch((const char *)(pf + pfs + 48), _MM_HINT_T1);
     { const __m512 qv0 = _mm512_loadu_ps(q0 + 64); const __m512 qv1 = _mm512_loadu_ps(q1 + 64);
       { __m512 kv = _mm512_loadu_ps(k0 + 64); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
       { __m512 kv = _mm512_loadu_ps(k1 + 64); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
       { __m512 kv = _mm512_loadu_ps(k2 + 64); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
       { __m512 kv = _mm512_loadu_ps(k3 + 64); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); } }
+    if (pfn > 1) _mm_prefetch((const char *)(pf + pfs + 64), _MM_HINT_T1);
+    if (pfn > 1) _mm_prefetch((const char *)(pf + pfs + 80), _MM_HINT_T1);
+    if (pfn > 1) _mm_prefetch((const char *)(pf + pfs + 96), _MM_HINT_T1);
+    if (pfn > 1) _mm_prefetch((const char *)(pf + pfs + 112), _MM_HINT_T1);
     { const __m512 qv0 = _mm512_loadu_ps(q0 + 80); const __m512 qv1 = _mm512_loadu_ps(q1 + 80);
       { __m512 kv = _mm512_loadu_ps(k0 + 80); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
       { __m512 kv = _mm512_loadu_ps(k1 + 80); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
       { __m512 kv = _mm512_loadu_ps(k2 + 80); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
       { __m512 kv = _mm512_loadu_ps(k3 + 80); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); } }
+    if (pfn > 1) _mm_prefetch((const char *)(pf + pfs + 128), _MM_HINT_T1);
+    if (pfn > 1) _mm_prefetch((const char *)(pf + pfs + 144), _MM_HINT_T1);
+    if (pfn > 1) _mm_prefetch((const char *)(pf + pfs + 160), _MM_HINT_T1);
+    if (pfn > 1) _mm_prefetch((const char *)(pf + pfs + 176), _MM_HINT_T1);
     { const __m512 qv0 = _mm512_loadu_ps(q0 + 96); const __m512 qv1 = _mm512_loadu_ps(q1 + 96);
       { __m512 kv = _mm512_loadu_ps(k0 + 96); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
       { __m512 kv = _mm512_loadu_ps(k1 + 96); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
       { __m512 kv = _mm512_loadu_ps(k2 + 96); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
       { __m512 kv = _mm512_loadu_ps(k3 + 96); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); } }
+    if (pfn > 1) _mm_prefetch((const char *)(pf + pfs + 192), _MM_HINT_T1);
+    if (pfn > 1) _mm_prefetch((const char *)(pf + pfs + 208), _MM_HINT_T1);
+    if (pfn > 1) _mm_prefetch((const char *)(pf + pfs + 224), _MM_HINT_T1);
+    if (pfn > 1) _mm_prefetch((const char *)(pf + pfs + 240), _MM_HINT_T1);
     { const __m512 qv0 = _mm512_loadu_ps(q0 + 112); const __m512 qv1 = _mm512_loadu_ps(q1 + 112);
       { __m512 kv = _mm512_loadu_ps(k0 + 112); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
       { __m512 kv = _mm512_loadu_ps(k1 + 112); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
       { __m512 kv = _mm512_loadu_ps(k2 + 112); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
       { __m512 kv = _mm512_loadu_ps(k3 + 112); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); } }
+    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs), _MM_HINT_T1);
+    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs + 16), _MM_HINT_T1);
+    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs + 32), _MM_HINT_T1);
+    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs + 48), _MM_HINT_T1);
     { const __m512 qv0 = _mm512_loadu_ps(q0 + 128); const __m512 qv1 = _mm512_loadu_ps(q1 + 128);
       { __m512 kv = _mm512_loadu_ps(k0 + 128); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
       { __m512 kv = _mm512_loadu_ps(k1 + 128); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
       { __m512 kv = _mm512_loadu_ps(k2 + 128); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
       { __m512 kv = _mm512_loadu_ps(k3 + 128); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); } }
+    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs + 64), _MM_HINT_T1);
+    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs + 80), _MM_HINT_T1);
+    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs + 96), _MM_HINT_T1);
+    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs + 112), _MM_HINT_T1);
     { const __m512 qv0 = _mm512_loadu_ps(q0 + 144); const __m512 qv1 = _mm512_loadu_ps(q1 + 144);
       { __m512 kv = _mm512_loadu_ps(k0 + 144); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
       { __m512 kv = _mm512_loadu_ps(k1 + 144); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
       { __m512 kv = _mm512_loadu_ps(k2 + 144); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
       { __m512 kv = _mm512_loadu_ps(k3 + 144); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); } }
+    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs + 128), _MM_HINT_T1);
+    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs + 144), _MM_HINT_T1);
+    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs + 160), _MM_HINT_T1);
+    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs + 176), _MM_HINT_T1);
     { const __m512 qv0 = _mm512_loadu_ps(q0 + 160); const __m512 qv1 = _mm512_loadu_ps(q1 + 160);
       { __m512 kv = _mm512_loadu_ps(k0 + 160); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
       { __m512 kv = _mm512_loadu_ps(k1 + 160); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
       { __m512 kv = _mm512_loadu_ps(k2 + 160); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
       { __m512 kv = _mm512_loadu_ps(k3 + 160); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); } }
+    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs + 192), _MM_HINT_T1);
+    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs + 208), _MM_HINT_T1);
+    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs + 224), _MM_HINT_T1);
+    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs + 240), _MM_HINT_T1);
     { const __m512 qv0 = _mm512_loadu_ps(q0 + 176); const __m512 qv1 = _mm512_loadu_ps(q1 + 176);
       { __m512 kv = _mm512_loadu_ps(k0 + 176); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
       { __m512 kv = _mm512_loadu_ps(k1 + 176); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
       { __m512 kv = _mm512_loadu_ps(k2 + 176); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
       { __m512 kv = _mm512_loadu_ps(k3 + 176); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); } }
+    if (pfn > 3) _mm_prefetch((const char *)(pf + 3 * pfs), _MM_HINT_T1);
+    if (pfn > 3) _mm_prefetch((const char *)(pf + 3 * pfs + 16), _MM_HINT_T1);
+    if (pfn > 3) _mm_prefetch((const char *)(pf + 3 * pfs + 32), _MM_HINT_T1);
+    if (pfn > 3) _mm_prefetch((const char *)(pf + 3 * pfs + 48), _MM_HINT_T1);
     { const __m512 qv0 = _mm512_loadu_ps(q0 + 192); const __m512 qv1 = _mm512_loadu_ps(q1 + 192);
       { __m512 kv = _mm512_loadu_ps(k0 + 192); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
       { __m512 kv = _mm512_loadu_ps(k1 + 192); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
       { __m512 kv = _mm512_loadu_ps(k2 + 192); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
       { __m512 kv = _mm512_loadu_ps(k3 + 192); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); } }
+    if (pfn > 3) _mm_prefetch((const char *)(pf + 3 * pfs + 64), _MM_HINT_T1);
+    if (pfn > 3) _mm_prefetch((const char *)(pf + 3 * pfs + 80), _MM_HINT_T1);
+    if (pfn > 3) _mm_prefetch((const char *)(pf + 3 * pfs + 96), _MM_HINT_T1);
+    if (pfn > 3) _mm_prefetch((const char *)(pf + 3 * pfs + 112), _MM_HINT_T1);
     { const __m512 qv0 = _mm512_loadu_ps(q0 + 208); const __m512 qv1 = _mm512_loadu_ps(q1 + 208);
       { __m512 kv = _mm512_loadu_ps(k0 + 208); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
       { __m512 kv = _mm512_loadu_ps(k1 + 208); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
       { __m512 kv = _mm512_loadu_ps(k2 + 208); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
       { __m512 kv = _mm512_loadu_ps(k3 + 208); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); } }
+    if (pfn > 3) _mm_prefetch((const char *)(pf + 3 * pfs + 128), _MM_HINT_T1);
+    if (pfn > 3) _mm_prefetch((const char *)(pf + 3 * pfs + 144), _MM_HINT_T1);
+    if (pfn > 3) _mm_prefetch((const char *)(pf + 3 * pfs + 160), _MM_HINT_T1);
+    if (pfn > 3) _mm_prefetch((const char *)(pf + 3 * pfs + 176), _MM_HINT_T1);
     { const __m512 qv0 = _mm512_loadu_ps(q0 + 224); const __m512 qv1 = _mm512_loadu_ps(q1 + 224);
       { __m512 kv = _mm512_loadu_ps(k0 + 224); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
       { __m512 kv = _mm512_loadu_ps(k1 + 224); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
       { __m512 kv = _mm512_loadu_ps(k2 + 224); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
       { __m512 kv = _mm512_loadu_ps(k3 + 224); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); } }
+    if (pfn > 3) _mm_prefetch((const char *)(pf + 3 * pfs + 192), _MM_HINT_T1);
+    if (pfn > 3) _mm_prefetch((const char *)(pf + 3 * pfs + 208), _MM_HINT_T1);
+    if (pfn > 3) _mm_prefetch((const char *)(pf + 3 * pfs + 224), _MM_HINT_T1);
+    if (pfn > 3) _mm_prefetch((const char *)(pf + 3 * pfs + 240), _MM_HINT_T1);
     { const __m512 qv0 = _mm512_loadu_ps(q0 + 240); const __m512 qv1 = _mm512_loadu_ps(q1 + 240);
       { __m512 kv = _mm512_loadu_ps(k0 + 240); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
       { __m512 kv = _mm512_loadu_ps(k1 + 240); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
@@ -1088,8 +1152,8 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d256_16x8_q16_t64_
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
  * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 64 + r * 1].
  * Column blocks of 64 floats keep 8 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d256_2x64_t64__avx512(const float *restrict pt, const float *restrict alpha,
-    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d256_2x64_t64_pf__avx512(const float *restrict pt, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, const float *pf, ptrdiff_t pfs, int pfn)
 {
   /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
    * is exactly 1 (x * 1 = x, the same bits either way) */
@@ -1104,6 +1168,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d256_2x64_t64__avx
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 64;
+      if (j < pfn) {
+        _mm_prefetch((const char *)(pf + j * pfs + 0), _MM_HINT_T1);
+        _mm_prefetch((const char *)(pf + j * pfs + 16), _MM_HINT_T1);
+        _mm_prefetch((const char *)(pf + j * pfs + 32), _MM_HINT_T1);
+        _mm_prefetch((const char *)(pf + j * pfs + 48), _MM_HINT_T1);
+      }
       __m512 v0 = _mm512_loadu_ps(vj), v1 = _mm512_loadu_ps(vj + 16), v2 = _mm512_loadu_ps(vj + 32), v3 = _mm512_loadu_ps(vj + 48); /* in registers: each is used by 2 rows */
       ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2); ATTNGEN_PIN_AVX512(v3);
       { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); }
@@ -1122,6 +1192,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d256_2x64_t64__avx
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 64;
+      if (j < pfn) {
+        _mm_prefetch((const char *)(pf + j * pfs + 64), _MM_HINT_T1);
+        _mm_prefetch((const char *)(pf + j * pfs + 80), _MM_HINT_T1);
+        _mm_prefetch((const char *)(pf + j * pfs + 96), _MM_HINT_T1);
+        _mm_prefetch((const char *)(pf + j * pfs + 112), _MM_HINT_T1);
+      }
       __m512 v0 = _mm512_loadu_ps(vj + 64), v1 = _mm512_loadu_ps(vj + 80), v2 = _mm512_loadu_ps(vj + 96), v3 = _mm512_loadu_ps(vj + 112); /* in registers: each is used by 2 rows */
       ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2); ATTNGEN_PIN_AVX512(v3);
       { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); }
@@ -1140,6 +1216,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d256_2x64_t64__avx
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 64;
+      if (j < pfn) {
+        _mm_prefetch((const char *)(pf + j * pfs + 128), _MM_HINT_T1);
+        _mm_prefetch((const char *)(pf + j * pfs + 144), _MM_HINT_T1);
+        _mm_prefetch((const char *)(pf + j * pfs + 160), _MM_HINT_T1);
+        _mm_prefetch((const char *)(pf + j * pfs + 176), _MM_HINT_T1);
+      }
       __m512 v0 = _mm512_loadu_ps(vj + 128), v1 = _mm512_loadu_ps(vj + 144), v2 = _mm512_loadu_ps(vj + 160), v3 = _mm512_loadu_ps(vj + 176); /* in registers: each is used by 2 rows */
       ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2); ATTNGEN_PIN_AVX512(v3);
       { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); }
@@ -1158,6 +1240,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d256_2x64_t64__avx
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 64;
+      if (j < pfn) {
+        _mm_prefetch((const char *)(pf + j * pfs + 192), _MM_HINT_T1);
+        _mm_prefetch((const char *)(pf + j * pfs + 208), _MM_HINT_T1);
+        _mm_prefetch((const char *)(pf + j * pfs + 224), _MM_HINT_T1);
+        _mm_prefetch((const char *)(pf + j * pfs + 240), _MM_HINT_T1);
+      }
       __m512 v0 = _mm512_loadu_ps(vj + 192), v1 = _mm512_loadu_ps(vj + 208), v2 = _mm512_loadu_ps(vj + 224), v3 = _mm512_loadu_ps(vj + 240); /* in registers: each is used by 2 rows */
       ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2); ATTNGEN_PIN_AVX512(v3);
       { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); }
@@ -1826,23 +1914,23 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_window_softcap_decode_
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          const float *pf = NULL;
+          int pfn = 0;
+          ptrdiff_t pfs = 0;
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
-            if (j0 < j1) {
-              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const float *r = rb + j * rs;
-                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-              }
+            const int x = tk + j0;
+            pfn = kend - x < 4 ? kend - x : 4; /* rows past the sequence's end: none */
+            if (pfn > 0) {
+              pf = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs + (ptrdiff_t)j0 * vs
+                      : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks + (ptrdiff_t)j0 * ks;
+              pfs = hv ? vs : ks;
             }
           }
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d256_2x4_t64__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d256_2x4_t64_pf__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0);
         }
       }
     }
@@ -1891,20 +1979,6 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_window_softcap_decode_
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      if (!contig) {
-        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
-        if (0 < j1) {
-          const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                               : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-          const ptrdiff_t rs = hv ? vs : ks;
-          for (int j = 0; j < j1; ++j) {
-            const float *r = rb + j * rs;
-            for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-          }
-        }
-      }
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
          * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
@@ -1917,10 +1991,25 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_window_softcap_decode_
         }
         int r0 = 0;
         for (; r0 + 2 <= rows; r0 += 2)
-          attngen_pv_d256_2x64_t64__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
+          attngen_pv_d256_2x64_t64_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp, NULL, 0, 0);
         continue;
       }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* the first row block asks for the rows of the stream's step ahead (the next
+       * head's V rows, or the next tile's K rows) as it reads this head's V rows */
+      const float *pf = NULL;
+      int pfn = 0;
+      ptrdiff_t pfs = 0;
+      if (!contig) {
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        pfn = kend - tk < nk ? kend - tk : nk; /* rows past the sequence's end: none */
+        if (pfn > 0) {
+          pf = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                  : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          pfs = hv ? vs : ks;
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
         int r0 = 0;
@@ -1929,7 +2018,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_window_softcap_decode_
       } else {
         int r0 = 0;
         for (; r0 + 2 <= rows; r0 += 2)
-          attngen_pv_d256_2x64_t64__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+          attngen_pv_d256_2x64_t64_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0);
       }
     }
   }
@@ -2158,23 +2247,23 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_window_softcap
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          const float *pf = NULL;
+          int pfn = 0;
+          ptrdiff_t pfs = 0;
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
-            if (j0 < j1) {
-              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const float *r = rb + j * rs;
-                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-              }
+            const int x = tk + j0;
+            pfn = kend - x < 4 ? kend - x : 4; /* rows past the sequence's end: none */
+            if (pfn > 0) {
+              pf = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs + (ptrdiff_t)j0 * vs
+                      : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks + (ptrdiff_t)j0 * ks;
+              pfs = hv ? vs : ks;
             }
           }
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d256_2x4_t64__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d256_2x4_t64_pf__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0);
         }
       }
     }
@@ -2223,20 +2312,6 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_window_softcap
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      if (!contig) {
-        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
-        if (0 < j1) {
-          const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                               : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-          const ptrdiff_t rs = hv ? vs : ks;
-          for (int j = 0; j < j1; ++j) {
-            const float *r = rb + j * rs;
-            for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-          }
-        }
-      }
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
          * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
@@ -2249,10 +2324,25 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_window_softcap
         }
         int r0 = 0;
         for (; r0 + 2 <= rows; r0 += 2)
-          attngen_pv_d256_2x64_t64__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
+          attngen_pv_d256_2x64_t64_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp, NULL, 0, 0);
         continue;
       }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* the first row block asks for the rows of the stream's step ahead (the next
+       * head's V rows, or the next tile's K rows) as it reads this head's V rows */
+      const float *pf = NULL;
+      int pfn = 0;
+      ptrdiff_t pfs = 0;
+      if (!contig) {
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        pfn = kend - tk < nk ? kend - tk : nk; /* rows past the sequence's end: none */
+        if (pfn > 0) {
+          pf = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                  : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          pfs = hv ? vs : ks;
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
         int r0 = 0;
@@ -2261,7 +2351,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_window_softcap
       } else {
         int r0 = 0;
         for (; r0 + 2 <= rows; r0 += 2)
-          attngen_pv_d256_2x64_t64__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+          attngen_pv_d256_2x64_t64_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0);
       }
     }
   }
@@ -2862,23 +2952,23 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_softcap_decode__avx512
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          const float *pf = NULL;
+          int pfn = 0;
+          ptrdiff_t pfs = 0;
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
-            if (j0 < j1) {
-              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const float *r = rb + j * rs;
-                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-              }
+            const int x = tk + j0;
+            pfn = kend - x < 4 ? kend - x : 4; /* rows past the sequence's end: none */
+            if (pfn > 0) {
+              pf = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs + (ptrdiff_t)j0 * vs
+                      : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks + (ptrdiff_t)j0 * ks;
+              pfs = hv ? vs : ks;
             }
           }
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d256_2x4_t64__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d256_2x4_t64_pf__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0);
         }
       }
     }
@@ -2921,20 +3011,6 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_softcap_decode__avx512
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      if (!contig) {
-        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
-        if (0 < j1) {
-          const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                               : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-          const ptrdiff_t rs = hv ? vs : ks;
-          for (int j = 0; j < j1; ++j) {
-            const float *r = rb + j * rs;
-            for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-          }
-        }
-      }
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
          * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
@@ -2947,10 +3023,25 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_softcap_decode__avx512
         }
         int r0 = 0;
         for (; r0 + 2 <= rows; r0 += 2)
-          attngen_pv_d256_2x64_t64__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
+          attngen_pv_d256_2x64_t64_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp, NULL, 0, 0);
         continue;
       }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* the first row block asks for the rows of the stream's step ahead (the next
+       * head's V rows, or the next tile's K rows) as it reads this head's V rows */
+      const float *pf = NULL;
+      int pfn = 0;
+      ptrdiff_t pfs = 0;
+      if (!contig) {
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        pfn = kend - tk < nk ? kend - tk : nk; /* rows past the sequence's end: none */
+        if (pfn > 0) {
+          pf = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                  : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          pfs = hv ? vs : ks;
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
         int r0 = 0;
@@ -2959,7 +3050,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_softcap_decode__avx512
       } else {
         int r0 = 0;
         for (; r0 + 2 <= rows; r0 += 2)
-          attngen_pv_d256_2x64_t64__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+          attngen_pv_d256_2x64_t64_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0);
       }
     }
   }
@@ -3178,23 +3269,23 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_softcap_decode
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          const float *pf = NULL;
+          int pfn = 0;
+          ptrdiff_t pfs = 0;
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
-            if (j0 < j1) {
-              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const float *r = rb + j * rs;
-                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-              }
+            const int x = tk + j0;
+            pfn = kend - x < 4 ? kend - x : 4; /* rows past the sequence's end: none */
+            if (pfn > 0) {
+              pf = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs + (ptrdiff_t)j0 * vs
+                      : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks + (ptrdiff_t)j0 * ks;
+              pfs = hv ? vs : ks;
             }
           }
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d256_2x4_t64__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d256_2x4_t64_pf__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0);
         }
       }
     }
@@ -3237,20 +3328,6 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_softcap_decode
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      if (!contig) {
-        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
-        if (0 < j1) {
-          const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                               : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-          const ptrdiff_t rs = hv ? vs : ks;
-          for (int j = 0; j < j1; ++j) {
-            const float *r = rb + j * rs;
-            for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-          }
-        }
-      }
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
          * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
@@ -3263,10 +3340,25 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_softcap_decode
         }
         int r0 = 0;
         for (; r0 + 2 <= rows; r0 += 2)
-          attngen_pv_d256_2x64_t64__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
+          attngen_pv_d256_2x64_t64_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp, NULL, 0, 0);
         continue;
       }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* the first row block asks for the rows of the stream's step ahead (the next
+       * head's V rows, or the next tile's K rows) as it reads this head's V rows */
+      const float *pf = NULL;
+      int pfn = 0;
+      ptrdiff_t pfs = 0;
+      if (!contig) {
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        pfn = kend - tk < nk ? kend - tk : nk; /* rows past the sequence's end: none */
+        if (pfn > 0) {
+          pf = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                  : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          pfs = hv ? vs : ks;
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
         int r0 = 0;
@@ -3275,7 +3367,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_softcap_decode
       } else {
         int r0 = 0;
         for (; r0 + 2 <= rows; r0 += 2)
-          attngen_pv_d256_2x64_t64__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+          attngen_pv_d256_2x64_t64_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0);
       }
     }
   }

@@ -562,7 +562,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_panel_8x32_s96__av
 /* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 96 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_1x8_t96__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_1x8_t96_pf__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s, const float *pf, ptrdiff_t pfs, int pfn)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -575,6 +575,14 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_1x8_t96__av
   {
     const float *restrict q0 = qp + 0;
     __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps(), acc0_4 = _mm512_setzero_ps(), acc0_5 = _mm512_setzero_ps(), acc0_6 = _mm512_setzero_ps(), acc0_7 = _mm512_setzero_ps();
+    if (pfn > 0) _mm_prefetch((const char *)(pf), _MM_HINT_T1);
+    if (pfn > 0) _mm_prefetch((const char *)(pf + 16), _MM_HINT_T1);
+    if (pfn > 0) _mm_prefetch((const char *)(pf + 32), _MM_HINT_T1);
+    if (pfn > 0) _mm_prefetch((const char *)(pf + 48), _MM_HINT_T1);
+    if (pfn > 1) _mm_prefetch((const char *)(pf + pfs), _MM_HINT_T1);
+    if (pfn > 1) _mm_prefetch((const char *)(pf + pfs + 16), _MM_HINT_T1);
+    if (pfn > 1) _mm_prefetch((const char *)(pf + pfs + 32), _MM_HINT_T1);
+    if (pfn > 1) _mm_prefetch((const char *)(pf + pfs + 48), _MM_HINT_T1);
     { const __m512 qv0 = _mm512_loadu_ps(q0);
       { const __m512 kv = _mm512_loadu_ps(k0); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
       { const __m512 kv = _mm512_loadu_ps(k1); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); }
@@ -584,6 +592,14 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_1x8_t96__av
       { const __m512 kv = _mm512_loadu_ps(k5); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); }
       { const __m512 kv = _mm512_loadu_ps(k6); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); }
       { const __m512 kv = _mm512_loadu_ps(k7); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); } }
+    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs), _MM_HINT_T1);
+    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs + 16), _MM_HINT_T1);
+    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs + 32), _MM_HINT_T1);
+    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs + 48), _MM_HINT_T1);
+    if (pfn > 3) _mm_prefetch((const char *)(pf + 3 * pfs), _MM_HINT_T1);
+    if (pfn > 3) _mm_prefetch((const char *)(pf + 3 * pfs + 16), _MM_HINT_T1);
+    if (pfn > 3) _mm_prefetch((const char *)(pf + 3 * pfs + 32), _MM_HINT_T1);
+    if (pfn > 3) _mm_prefetch((const char *)(pf + 3 * pfs + 48), _MM_HINT_T1);
     { const __m512 qv0 = _mm512_loadu_ps(q0 + 16);
       { const __m512 kv = _mm512_loadu_ps(k0 + 16); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
       { const __m512 kv = _mm512_loadu_ps(k1 + 16); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); }
@@ -593,6 +609,14 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_1x8_t96__av
       { const __m512 kv = _mm512_loadu_ps(k5 + 16); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); }
       { const __m512 kv = _mm512_loadu_ps(k6 + 16); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); }
       { const __m512 kv = _mm512_loadu_ps(k7 + 16); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); } }
+    if (pfn > 4) _mm_prefetch((const char *)(pf + 4 * pfs), _MM_HINT_T1);
+    if (pfn > 4) _mm_prefetch((const char *)(pf + 4 * pfs + 16), _MM_HINT_T1);
+    if (pfn > 4) _mm_prefetch((const char *)(pf + 4 * pfs + 32), _MM_HINT_T1);
+    if (pfn > 4) _mm_prefetch((const char *)(pf + 4 * pfs + 48), _MM_HINT_T1);
+    if (pfn > 5) _mm_prefetch((const char *)(pf + 5 * pfs), _MM_HINT_T1);
+    if (pfn > 5) _mm_prefetch((const char *)(pf + 5 * pfs + 16), _MM_HINT_T1);
+    if (pfn > 5) _mm_prefetch((const char *)(pf + 5 * pfs + 32), _MM_HINT_T1);
+    if (pfn > 5) _mm_prefetch((const char *)(pf + 5 * pfs + 48), _MM_HINT_T1);
     { const __m512 qv0 = _mm512_loadu_ps(q0 + 32);
       { const __m512 kv = _mm512_loadu_ps(k0 + 32); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
       { const __m512 kv = _mm512_loadu_ps(k1 + 32); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); }
@@ -602,6 +626,14 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_1x8_t96__av
       { const __m512 kv = _mm512_loadu_ps(k5 + 32); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); }
       { const __m512 kv = _mm512_loadu_ps(k6 + 32); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); }
       { const __m512 kv = _mm512_loadu_ps(k7 + 32); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); } }
+    if (pfn > 6) _mm_prefetch((const char *)(pf + 6 * pfs), _MM_HINT_T1);
+    if (pfn > 6) _mm_prefetch((const char *)(pf + 6 * pfs + 16), _MM_HINT_T1);
+    if (pfn > 6) _mm_prefetch((const char *)(pf + 6 * pfs + 32), _MM_HINT_T1);
+    if (pfn > 6) _mm_prefetch((const char *)(pf + 6 * pfs + 48), _MM_HINT_T1);
+    if (pfn > 7) _mm_prefetch((const char *)(pf + 7 * pfs), _MM_HINT_T1);
+    if (pfn > 7) _mm_prefetch((const char *)(pf + 7 * pfs + 16), _MM_HINT_T1);
+    if (pfn > 7) _mm_prefetch((const char *)(pf + 7 * pfs + 32), _MM_HINT_T1);
+    if (pfn > 7) _mm_prefetch((const char *)(pf + 7 * pfs + 48), _MM_HINT_T1);
     { const __m512 qv0 = _mm512_loadu_ps(q0 + 48);
       { const __m512 kv = _mm512_loadu_ps(k0 + 48); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
       { const __m512 kv = _mm512_loadu_ps(k1 + 48); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); }
@@ -963,8 +995,8 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_16x8_q16_t96__
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 rows r and n keys j (alpha: the online-softmax
  * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 96 + r * 1].
  * Column blocks of 128 floats keep 8 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d64_1x128_t96__avx512(const float *restrict pt, const float *restrict alpha,
-    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d64_1x128_t96_pf__avx512(const float *restrict pt, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, const float *pf, ptrdiff_t pfs, int pfn)
 {
   (void)os; /* one row per block */
   /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
@@ -978,6 +1010,12 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d64_1x128_t96__avx
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
+      if (j < pfn) {
+        _mm_prefetch((const char *)(pf + j * pfs + 0), _MM_HINT_T1);
+        _mm_prefetch((const char *)(pf + j * pfs + 16), _MM_HINT_T1);
+        _mm_prefetch((const char *)(pf + j * pfs + 32), _MM_HINT_T1);
+        _mm_prefetch((const char *)(pf + j * pfs + 48), _MM_HINT_T1);
+      }
       const __m512 v0 = _mm512_loadu_ps(vj), v1 = _mm512_loadu_ps(vj + 16), v2 = _mm512_loadu_ps(vj + 32), v3 = _mm512_loadu_ps(vj + 48);
       { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); }
     }
@@ -1474,23 +1512,23 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_decode__avx512(const 
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          const float *pf = NULL;
+          int pfn = 0;
+          ptrdiff_t pfs = 0;
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
-            if (j0 < j1) {
-              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const float *r = rb + j * rs;
-                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-              }
+            const int x = tk + j0;
+            pfn = kend - x < 8 ? kend - x : 8; /* rows past the sequence's end: none */
+            if (pfn > 0) {
+              pf = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs + (ptrdiff_t)j0 * vs
+                      : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks + (ptrdiff_t)j0 * ks;
+              pfs = hv ? vs : ks;
             }
           }
           int r0 = 0;
           for (; r0 + 1 <= rows; r0 += 1)
-            attngen_qkdot_d64_1x8_t96__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d64_1x8_t96_pf__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0);
         }
       }
     }
@@ -1528,20 +1566,6 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_decode__avx512(const 
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      if (!contig) {
-        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
-        if (0 < j1) {
-          const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                               : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-          const ptrdiff_t rs = hv ? vs : ks;
-          for (int j = 0; j < j1; ++j) {
-            const float *r = rb + j * rs;
-            for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-          }
-        }
-      }
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
          * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
@@ -1554,14 +1578,29 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_decode__avx512(const 
         }
         int r0 = 0;
         for (; r0 + 1 <= rows; r0 += 1)
-          attngen_pv_d64_1x128_t96__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
+          attngen_pv_d64_1x128_t96_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp, NULL, 0, 0);
         continue;
       }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* the first row block asks for the rows of the stream's step ahead (the next
+       * head's V rows, or the next tile's K rows) as it reads this head's V rows */
+      const float *pf = NULL;
+      int pfn = 0;
+      ptrdiff_t pfs = 0;
+      {
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        pfn = kend - tk < nk ? kend - tk : nk; /* rows past the sequence's end: none */
+        if (pfn > 0) {
+          pf = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                  : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          pfs = hv ? vs : ks;
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       int r0 = 0;
       for (; r0 + 1 <= rows; r0 += 1)
-        attngen_pv_d64_1x128_t96__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d64_1x128_t96_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0);
     }
   }
 
@@ -1759,23 +1798,23 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_padding_decode__avx51
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          const float *pf = NULL;
+          int pfn = 0;
+          ptrdiff_t pfs = 0;
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
-            if (j0 < j1) {
-              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const float *r = rb + j * rs;
-                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-              }
+            const int x = tk + j0;
+            pfn = kend - x < 8 ? kend - x : 8; /* rows past the sequence's end: none */
+            if (pfn > 0) {
+              pf = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs + (ptrdiff_t)j0 * vs
+                      : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks + (ptrdiff_t)j0 * ks;
+              pfs = hv ? vs : ks;
             }
           }
           int r0 = 0;
           for (; r0 + 1 <= rows; r0 += 1)
-            attngen_qkdot_d64_1x8_t96__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qkdot_d64_1x8_t96_pf__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0);
         }
       }
     }
@@ -1813,20 +1852,6 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_padding_decode__avx51
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      if (!contig) {
-        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-        const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
-        if (0 < j1) {
-          const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                               : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-          const ptrdiff_t rs = hv ? vs : ks;
-          for (int j = 0; j < j1; ++j) {
-            const float *r = rb + j * rs;
-            for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-          }
-        }
-      }
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
          * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
@@ -1839,14 +1864,29 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_padding_decode__avx51
         }
         int r0 = 0;
         for (; r0 + 1 <= rows; r0 += 1)
-          attngen_pv_d64_1x128_t96__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
+          attngen_pv_d64_1x128_t96_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp, NULL, 0, 0);
         continue;
       }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* the first row block asks for the rows of the stream's step ahead (the next
+       * head's V rows, or the next tile's K rows) as it reads this head's V rows */
+      const float *pf = NULL;
+      int pfn = 0;
+      ptrdiff_t pfs = 0;
+      {
+        const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+        const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+        pfn = kend - tk < nk ? kend - tk : nk; /* rows past the sequence's end: none */
+        if (pfn > 0) {
+          pf = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                  : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+          pfs = hv ? vs : ks;
+        }
+      }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       int r0 = 0;
       for (; r0 + 1 <= rows; r0 += 1)
-        attngen_pv_d64_1x128_t96__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d64_1x128_t96_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0);
     }
   }
 
