@@ -46,14 +46,19 @@ return {
     -- process: fp32 7.4 against 8.0 ms, f16 4.5 against 4.7, int8 4.2 against 4.9 (its 4 x 1 blocks); alone in L1,
     -- Q·Kᵀ of f16 76% of the FMA peak against 64%. Group 7 (h14/kv2/d64, kv_len 65536) with 4 x 4 and P·V 4 x 64:
     -- fp32 4.2 against 6.3 ms, f16 3.8 against 5.3, int8 4.3 against 5.0 for Qwen2.5-0.5B's earlier tuned 2 x 2
-    -- kb_contiguous 4: h32/kv8/d128 head-major at kv_len 16384, fp32 18.2 against 16.1 GB/s with 8 (f16 12.2
-    -- against 11.8), two runs of `make bench BENCH_FILTER=kvtype` on a quiet Zen 4; rb_contiguous 2 there (blocks
-    -- of 2 rows x 4 keys, each head's rows read whole in address order): 4 rows took fp32 from 7.8 to 9.0 ms
-    -- On rows contiguous per head the row-wise blocks stay as they were measured before (groups of 7+: 2 x 8; int8:
-    -- 4 x 1, which head-major int8 ran 1.1x faster than 2 x 4)
+    -- Rows contiguous per head (row-wise blocks, each head's rows read whole in address order), on a quiet Zen 4,
+    -- h32/kv8/d128 head-major at kv_len 16384, two runs of `make bench BENCH_FILTER=kvtype`: 2 x 4 read fp32 at
+    -- 18.2 against 16.1 GB/s for 2 x 8 (f16 12.2 against 11.8), and 4 x 4 took fp32 from 7.8 to 9.0 ms; groups of
+    -- 4-6 now run 4 x 3 (below, measured on an Intel Xeon), groups of 7+ 2 x 8, int8 4 x 1 (head-major int8 ran
+    -- 1.1x faster than 2 x 4)
     by_group = { { min_g = 7, rb = 4, kb = 4, pr = 4, pvv = 4, columns = true, rb_contiguous = 2, kb_contiguous = 8,
                    by_dtype = { i8 = { rb_contiguous = 4, kb_contiguous = 1 } } },
-                 { min_g = 4, rb = 4, kb = 4, pr = 4, pvv = 3, columns = true, kb_contiguous = 4, rb_contiguous = 2,
+                 -- groups of 4-6 on rows contiguous per head: row-wise blocks of 4 rows x 3 keys, as AVX2's (each K
+                 -- row loaded once for the group's 4 rows; 12 accumulators where Zen 4's 4 x 4 trial spilled). Intel
+                 -- Xeon (Emerald Rapids), against 2 x 4, paired medians of 9-21 interleaved calls, results bit-identical:
+                 -- h32/kv8/d128 head-major kv_len 131072 fp32 1.04-1.08x, f16 1.07-1.09x, bf16 1.08-1.10x (kv_len
+                 -- 2048: fp32 1.08x, f16 1.12x); h4/kv1/d256 (one kv head) fp32 1.07-1.11x, f16 1.13-1.16x
+                 { min_g = 4, rb = 4, kb = 4, pr = 4, pvv = 3, columns = true, kb_contiguous = 3, rb_contiguous = 4,
                    by_dtype = { i8 = { rb_contiguous = 4, kb_contiguous = 1 } } },
                  { min_g = 2, rb = 2, kb = 4, pr = 2, pvv = 4, columns = true },
                  -- kb_contiguous: keys per Q·Kᵀ block on rows contiguous per head (gen/plan.lua). MHA h32/d128 on a

@@ -731,101 +731,82 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d256_4x4_t32_pf
   }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=3 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 32 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d256_2x4_t32_rowwise__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d256_4x3_t32_rowwise__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   const float *restrict k2 = krow[2];
-  const float *restrict k3 = krow[3];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 256;
-    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
-    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k0); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 128); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 128), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 128), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 144); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 144), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 144), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 160); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 160), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 160), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 176); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 176), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 176), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 192); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 192), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 192), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 208); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 208), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 208), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 224); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 224), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 224), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 240); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 240), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 240), kv, kb1); }
-      acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); }
+    const float *restrict q2 = qp + 2 * 256;
+    const float *restrict q3 = qp + 3 * 256;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps();
+    __m512 acc2_0 = _mm512_setzero_ps(), acc2_1 = _mm512_setzero_ps(), acc2_2 = _mm512_setzero_ps();
+    __m512 acc3_0 = _mm512_setzero_ps(), acc3_1 = _mm512_setzero_ps(), acc3_2 = _mm512_setzero_ps();
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k0); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 128); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 128), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 128), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 128), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 128), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 144); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 144), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 144), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 144), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 144), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 160); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 160), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 160), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 160), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 160), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 176); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 176), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 176), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 176), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 176), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 192); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 192), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 192), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 192), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 192), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 208); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 208), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 208), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 208), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 208), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 224); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 224), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 224), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 224), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 224), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 240); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 240), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 240), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 240), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 240), kv, kb3); }
+      acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); acc2_0 = _mm512_add_ps(ka2, kb2); acc3_0 = _mm512_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k1); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 128); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 128), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 128), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 144); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 144), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 144), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 160); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 160), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 160), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 176); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 176), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 176), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 192); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 192), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 192), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 208); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 208), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 208), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 224); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 224), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 224), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 240); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 240), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 240), kv, kb1); }
-      acc0_1 = _mm512_add_ps(ka0, kb0); acc1_1 = _mm512_add_ps(ka1, kb1); }
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k1); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 128); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 128), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 128), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 128), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 128), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 144); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 144), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 144), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 144), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 144), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 160); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 160), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 160), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 160), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 160), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 176); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 176), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 176), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 176), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 176), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 192); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 192), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 192), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 192), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 192), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 208); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 208), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 208), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 208), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 208), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 224); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 224), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 224), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 224), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 224), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 240); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 240), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 240), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 240), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 240), kv, kb3); }
+      acc0_1 = _mm512_add_ps(ka0, kb0); acc1_1 = _mm512_add_ps(ka1, kb1); acc2_1 = _mm512_add_ps(ka2, kb2); acc3_1 = _mm512_add_ps(ka3, kb3); }
     ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k2); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 128); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 128), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 128), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 144); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 144), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 144), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 160); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 160), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 160), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 176); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 176), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 176), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 192); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 192), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 192), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 208); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 208), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 208), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 224); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 224), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 224), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 240); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 240), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 240), kv, kb1); }
-      acc0_2 = _mm512_add_ps(ka0, kb0); acc1_2 = _mm512_add_ps(ka1, kb1); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k3); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 128); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 128), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 128), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 144); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 144), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 144), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 160); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 160), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 160), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 176); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 176), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 176), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 192); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 192), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 192), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 208); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 208), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 208), kv, kb1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 224); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 224), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 224), kv, ka1); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 240); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 240), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 240), kv, kb1); }
-      acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[32] = t4[1]; s[64] = t4[2]; s[96] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
-      s[1] = t4[0]; s[33] = t4[1]; s[65] = t4[2]; s[97] = t4[3]; }
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k2); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 80), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 80), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 112), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 112), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 128); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 128), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 128), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 128), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 128), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 144); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 144), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 144), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 144), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 144), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 160); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 160), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 160), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 160), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 160), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 176); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 176), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 176), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 176), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 176), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 192); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 192), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 192), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 192), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 192), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 208); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 208), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 208), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 208), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 208), kv, kb3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 224); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 224), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 224), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 224), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 224), kv, ka3); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 240); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 240), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 240), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 240), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 240), kv, kb3); }
+      acc0_2 = _mm512_add_ps(ka0, kb0); acc1_2 = _mm512_add_ps(ka1, kb1); acc2_2 = _mm512_add_ps(ka2, kb2); acc3_2 = _mm512_add_ps(ka3, kb3); }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    attngen_hsum4_avx512(s + 32, acc0_1, acc1_1, acc2_1, acc3_1);
+    attngen_hsum4_avx512(s + 64, acc0_2, acc1_2, acc2_2, acc3_2);
   }
 }
 
@@ -1807,12 +1788,12 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_window_decode__avx512(
   const int rows_all = nh * rows_pv;
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
-  float *restrict m_all = scratch + 512, *restrict l_all = scratch + 544;
-  float *restrict vt = scratch + 17056; /* rows in the lanes: a head's V rows of the tile, packed */
-  float *restrict alpha = scratch + 576; /* rescale per row */
-  float *restrict lim = scratch + 608; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 640); /* exclusive key limit per row */
-  float *restrict state = scratch + 672; /* per kv head: Q tile, O */
+  float *restrict m_all = scratch + 1536, *restrict l_all = scratch + 1568;
+  float *restrict vt = scratch + 18080; /* rows in the lanes: a head's V rows of the tile, packed */
+  float *restrict alpha = scratch + 1600; /* rescale per row */
+  float *restrict lim = scratch + 1632; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 1664); /* exclusive key limit per row */
+  float *restrict state = scratch + 1696; /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -1881,9 +1862,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_window_decode__avx512(
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 2);
-    const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
-    for (int j = 0; j < 16; ++j) {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 48; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
       for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
@@ -1923,7 +1903,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_window_decode__avx512(
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * Contiguous rows: head after head, each head's blocks of 3 in order. Else: blocks of 4, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
@@ -1958,11 +1938,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_window_decode__avx512(
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 4) {
+        for (int j0 = 0; j0 < n; j0 += 3) {
           {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            const int j1 = kend - tk < j0 + 3 ? kend - tk : j0 + 3; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -1973,11 +1953,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_window_decode__avx512(
               }
             }
           }
-          const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *krow[3];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d256_2x4_t32_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d256_4x3_t32_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -2134,12 +2114,12 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_window_decode_
   const int rows_all = nh * rows_pv;
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
-  float *restrict m_all = scratch + 512, *restrict l_all = scratch + 544;
-  float *restrict vt = scratch + 17056; /* rows in the lanes: a head's V rows of the tile, packed */
-  float *restrict alpha = scratch + 576; /* rescale per row */
-  float *restrict lim = scratch + 608; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 640); /* exclusive key limit per row */
-  float *restrict state = scratch + 672; /* per kv head: Q tile, O */
+  float *restrict m_all = scratch + 1536, *restrict l_all = scratch + 1568;
+  float *restrict vt = scratch + 18080; /* rows in the lanes: a head's V rows of the tile, packed */
+  float *restrict alpha = scratch + 1600; /* rescale per row */
+  float *restrict lim = scratch + 1632; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 1664); /* exclusive key limit per row */
+  float *restrict state = scratch + 1696; /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -2208,9 +2188,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_window_decode_
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 2);
-    const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
-    for (int j = 0; j < 16; ++j) {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 48; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
       for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
@@ -2251,7 +2230,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_window_decode_
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * Contiguous rows: head after head, each head's blocks of 3 in order. Else: blocks of 4, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
@@ -2286,11 +2265,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_window_decode_
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 4) {
+        for (int j0 = 0; j0 < n; j0 += 3) {
           {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            const int j1 = kend - tk < j0 + 3 ? kend - tk : j0 + 3; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -2301,11 +2280,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_window_decode_
               }
             }
           }
-          const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *krow[3];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d256_2x4_t32_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d256_4x3_t32_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -2833,12 +2812,12 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_decode__avx512(const a
   const int rows_all = nh * rows_pv;
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
-  float *restrict m_all = scratch + 512, *restrict l_all = scratch + 544;
-  float *restrict vt = scratch + 17056; /* rows in the lanes: a head's V rows of the tile, packed */
-  float *restrict alpha = scratch + 576; /* rescale per row */
-  float *restrict lim = scratch + 608; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 640); /* exclusive key limit per row */
-  float *restrict state = scratch + 672; /* per kv head: Q tile, O */
+  float *restrict m_all = scratch + 1536, *restrict l_all = scratch + 1568;
+  float *restrict vt = scratch + 18080; /* rows in the lanes: a head's V rows of the tile, packed */
+  float *restrict alpha = scratch + 1600; /* rescale per row */
+  float *restrict lim = scratch + 1632; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 1664); /* exclusive key limit per row */
+  float *restrict state = scratch + 1696; /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -2907,9 +2886,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_decode__avx512(const a
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 2);
-    const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
-    for (int j = 0; j < 16; ++j) {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 48; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
       for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
@@ -2939,7 +2917,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_decode__avx512(const a
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * Contiguous rows: head after head, each head's blocks of 3 in order. Else: blocks of 4, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
@@ -2974,11 +2952,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_decode__avx512(const a
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 4) {
+        for (int j0 = 0; j0 < n; j0 += 3) {
           {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            const int j1 = kend - tk < j0 + 3 ? kend - tk : j0 + 3; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -2989,11 +2967,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_decode__avx512(const a
               }
             }
           }
-          const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *krow[3];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d256_2x4_t32_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d256_4x3_t32_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -3144,12 +3122,12 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_decode__avx512
   const int rows_all = nh * rows_pv;
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
-  float *restrict m_all = scratch + 512, *restrict l_all = scratch + 544;
-  float *restrict vt = scratch + 17056; /* rows in the lanes: a head's V rows of the tile, packed */
-  float *restrict alpha = scratch + 576; /* rescale per row */
-  float *restrict lim = scratch + 608; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 640); /* exclusive key limit per row */
-  float *restrict state = scratch + 672; /* per kv head: Q tile, O */
+  float *restrict m_all = scratch + 1536, *restrict l_all = scratch + 1568;
+  float *restrict vt = scratch + 18080; /* rows in the lanes: a head's V rows of the tile, packed */
+  float *restrict alpha = scratch + 1600; /* rescale per row */
+  float *restrict lim = scratch + 1632; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 1664); /* exclusive key limit per row */
+  float *restrict state = scratch + 1696; /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -3218,9 +3196,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_decode__avx512
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 2);
-    const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
-    for (int j = 0; j < 16; ++j) {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 48; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
       for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
@@ -3251,7 +3228,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_decode__avx512
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * Contiguous rows: head after head, each head's blocks of 3 in order. Else: blocks of 4, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
@@ -3286,11 +3263,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_decode__avx512
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const float *kh = kbase + hh * a->k_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 4) {
+        for (int j0 = 0; j0 < n; j0 += 3) {
           {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 4 ? kend - tk : j0 + 4; /* rows past the sequence's end: none */
+            const int j1 = kend - tk < j0 + 3 ? kend - tk : j0 + 3; /* rows past the sequence's end: none */
             if (j0 < j1) {
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
@@ -3301,11 +3278,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_decode__avx512
               }
             }
           }
-          const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *krow[3];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d256_2x4_t32_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d256_4x3_t32_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
@@ -11378,9 +11355,9 @@ static const attngen_kernel_info attngen_table_gemma_3_1b_local_kernels[] = {
   { "attn_h4_kv1_d256_causal_padding_window_prefill__avx512", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 32, 60992, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_padding_window_prefill__avx512, 0 },
   { "attn_h4_kv1_d256_causal_window_decode__avx512", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 8, 21152, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_window_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 8, 30368, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_window_decode__avx512, 0 },
   { "attn_h4_kv1_d256_causal_padding_window_decode__avx512", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 8, 21152, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_window_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 8, 30368, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_window_decode__avx512, 0 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h4_kv1_d256_causal_window_prefill__avx2", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
@@ -11466,9 +11443,9 @@ static const attngen_kernel_info attngen_table_gemma_3_1b_global_kernels[] = {
   { "attn_h4_kv1_d256_causal_padding_prefill__avx512", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 24, 1, 96, 32, 60992, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_padding_prefill__avx512, 0 },
   { "attn_h4_kv1_d256_causal_decode__avx512", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 32, 8, 21152, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 32, 8, 30368, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_decode__avx512, 0 },
   { "attn_h4_kv1_d256_causal_padding_decode__avx512", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 32, 8, 21152, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 32, 8, 30368, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_decode__avx512, 0 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h4_kv1_d256_causal_prefill__avx2", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
