@@ -90,7 +90,7 @@ static double fma_flop_of(int bits) { return bits == 512 ? 32.0 : 16.0; }
 /* Sum ns streams of n floats each (n a multiple of chunk, itself of 64; every stream 64-byte aligned), visiting them in
  * turn chunk floats at a time: several pages in flight at once. ahead > 0: each 256 bytes read also ask for the
  * 256 bytes `ahead` bytes on in the same stream into L2 (prefetcht1), as decode kernels ask for their rows: on a core
- * whose own outstanding misses limit its read (one Intel Xeon read 11.5 GB/s plainly, 13.7 asking 4-64 KiB ahead,
+ * whose own outstanding misses limit its read (one Intel Xeon read 11.5 GB/s plainly, 13.7 asking 8-64 KiB ahead,
  * medians of 15), that is the read a kernel can reach. Which pattern reads fastest differs by host and thread
  * count: bench_machine_measure_bw tries several. */
 #define STREAM_CHUNK 128 /* 512 bytes */

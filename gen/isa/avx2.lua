@@ -93,7 +93,7 @@ return {
                  -- 1.17-1.19 / 1.12x, bf16 1.26 / 1.24x; int8 keeps 4 x 1 (4 x 3 0.95x, 4 x 2 0.96x)
                  { min_g = 4, rb = 4, kb = 3, pr = 4, pvv = 3, columns = true, rb_contiguous = 4, kb_contiguous = 3,
                    keys_long_rows_unpaged = 12,
-                   by_dtype = { i8 = { keys = 8, keys_unpaged = 24, rb_contiguous = 4, kb_contiguous = 1 } } },
+                   by_dtype = { i8 = { keys = 8, keys_unpaged = 24, kb_contiguous = 1 } } },
                  { min_g = 2, rb = 2, kb = 4, pr = 2, pvv = 4, columns = true },   -- 8 + 8 ymm accumulators
                  -- MHA: one row, 8 keys in flight; on rows contiguous per head one key per block (kb_contiguous,
                  -- gen/plan.lua): h32/d128 head-major, kv_len 16384, 17.5-18.5 GB/s against 16.0-16.3 with 8

@@ -54,12 +54,12 @@ return {
     by_group = { { min_g = 7, rb = 4, kb = 4, pr = 4, pvv = 4, columns = true, rb_contiguous = 2, kb_contiguous = 8,
                    by_dtype = { i8 = { rb_contiguous = 4, kb_contiguous = 1 } } },
                  -- groups of 4-6 on rows contiguous per head: row-wise blocks of 4 rows x 3 keys, as AVX2's (each K
-                 -- row loaded once for the group's 4 rows; 12 accumulators where Zen 4's 4 x 4 trial spilled). Intel
+                 -- row loaded once for the group's 4 rows; 12 accumulators, where Zen 4's 4 x 4 ran slower). Intel
                  -- Xeon (Emerald Rapids), against 2 x 4, paired medians of 9-21 interleaved calls, results bit-identical:
                  -- h32/kv8/d128 head-major kv_len 131072 fp32 1.04-1.08x, f16 1.07-1.09x, bf16 1.08-1.10x (kv_len
                  -- 2048: fp32 1.08x, f16 1.12x); h4/kv1/d256 (one kv head) fp32 1.07-1.11x, f16 1.13-1.16x
                  { min_g = 4, rb = 4, kb = 4, pr = 4, pvv = 3, columns = true, kb_contiguous = 3, rb_contiguous = 4,
-                   by_dtype = { i8 = { rb_contiguous = 4, kb_contiguous = 1 } } },
+                   by_dtype = { i8 = { kb_contiguous = 1 } } },
                  { min_g = 2, rb = 2, kb = 4, pr = 2, pvv = 4, columns = true },
                  -- kb_contiguous: keys per Q·Kᵀ block on rows contiguous per head (gen/plan.lua). MHA h32/d128 on a
                  -- head-major cache, kv_len 16384: 1 key 24 GB/s, 2 keys 18-20, 4 keys 16, 8 keys 13-15
