@@ -160,8 +160,10 @@ typedef enum { RUN_KERNEL, RUN_PARALLEL, RUN_NAIVE, RUN_STEP, RUN_READ, RUN_PEAK
                RUN_ROWS_READ } run_kind;
 
 /* A plain read of a decode call's K and V rows in the order it reads them: tiles of `tile` token rows, the tile's K
- * rows then its V rows, each row found through the block table (table NULL: rows in order, a contiguous cache). Its
- * paged ÷ contiguous time is what the memory itself charges for the pages' order. */
+ * rows then its V rows, each row found through the block table (table NULL: rows in order, a contiguous cache),
+ * asking for the rows READ_ROWS_AHEAD bytes further on in that order as it goes, as the decode kernels do (a core
+ * that reads plainly reads less: 11.5 against 13.7 GB/s on an Emerald Rapids core, where an MHA decode then read
+ * 102% of this read). Its paged ÷ contiguous time is what the memory itself charges for the pages' order. */
 typedef struct {
   const unsigned char *k, *v;
   const int32_t *table;
@@ -169,15 +171,31 @@ typedef struct {
   size_t row_bytes;
 } rows_read;
 
+#define READ_ROWS_AHEAD 65536 /* the decode kernels' stream_prefetch */
+
 static volatile uint64_t rows_read_sink;
+
+static const unsigned char *rows_read_row(const rows_read *r, int which, int x) {
+  const size_t row = r->table ? (size_t)r->table[x / r->page_size] * r->page_size + x % r->page_size : (size_t)x;
+  return (which ? r->v : r->k) + row * r->row_bytes;
+}
 
 static void rows_read_run(const rows_read *r) {
   uint64_t acc[4] = {0, 0, 0, 0};
+  const long ahead = (long)((READ_ROWS_AHEAD + r->row_bytes - 1) / r->row_bytes); /* rows of the stream */
+  const long span = 2L * r->tile;                                                 /* a tile's K and V rows */
   for (int t0 = 0; t0 < r->rows; t0 += r->tile)
     for (int which = 0; which < 2; which++)
       for (int x = t0; x < r->rows && x < t0 + r->tile; x++) {
-        const size_t row = r->table ? (size_t)r->table[x / r->page_size] * r->page_size + x % r->page_size : (size_t)x;
-        const unsigned char *p = (which ? r->v : r->k) + row * r->row_bytes;
+        /* the row `ahead` rows on in the stream (whole tiles, as the kernels count it) */
+        const long s = (long)t0 * 2 + (long)which * r->tile + (x - t0) + ahead;
+        const int ahead_which = (int)(s % span >= r->tile);
+        const long ahead_x = s / span * r->tile + s % span % r->tile;
+        if (ahead_x < r->rows) {
+          const unsigned char *f = rows_read_row(r, ahead_which, (int)ahead_x);
+          for (size_t i = 0; i < r->row_bytes; i += 64) __builtin_prefetch(f + i, 0, 2);
+        }
+        const unsigned char *p = rows_read_row(r, which, x);
         for (size_t i = 0; i + 32 <= r->row_bytes; i += 32) {
           uint64_t w[4];
           memcpy(w, p + i, sizeof w);

@@ -39,8 +39,8 @@ function plan.isa(name)
   if not ok or type(v) ~= "table" then
     errors.raise("spec: isa '%s' has no vocabulary (gen/isa/%s.lua): %s", name, name, (tostring(v):match("^[^\n]*")))
   end
-  -- every word the templates use (hsum4_store, pin and transpose_scaled are optional: hsum serves without the
-  -- first, nothing is pinned without the second, Q is packed element by element without the third)
+  -- every word the templates use (hsum4_store, hsum16_store, pin and transpose_scaled are optional: hsum serves
+  -- without the first two, nothing is pinned without the third, Q is packed element by element without the fourth)
   for _, field in ipairs({ "width", "vtype", "prefill", "decode", "zero", "set1", "load", "store", "bcast", "fma", "mul",
                            "add", "sub", "max", "hsum", "hmax", "mask_lanes", "exp", "tanh", "mask_keys",
                            "select_zero_if_neginf" }) do

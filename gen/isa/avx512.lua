@@ -79,6 +79,23 @@ return {
   hmax = function(v) return "attngen_hmax_avx512(" .. v .. ")" end,
   -- the horizontal sums of four vectors, stored to p[0..3]
   hsum4_store = function(p, a, b, c, d) return string.format("attngen_hsum4_avx512(%s, %s, %s, %s, %s);", p, a, b, c, d) end,
+  -- sixteen horizontal sums in one tree (templates/isa/avx512.c): v[m][k] (m, k = 1..4) to dst[k][m - 1], each times
+  -- scale[k] when given
+  hsum16_store = function(dst, v, scale)
+    local out = {}
+    for m = 1, 4 do
+      out[m] = string.format("%sconst __m512 r%d = attngen_fold4_avx512(attngen_fold2_avx512(%s, %s), attngen_fold2_avx512(%s, %s));",
+        m == 1 and "{ " or "  ", m - 1, v[m][1], v[m][2], v[m][3], v[m][4])
+    end
+    out[5] = "  const __m512 z = attngen_fold16_avx512(attngen_fold8_avx512(r0, r1), attngen_fold8_avx512(r2, r3)); /* lane 4 k + m: row m · key k */"
+    for k = 1, 4 do
+      local lane = k == 1 and "_mm512_castps512_ps128(z)" or string.format("_mm512_extractf32x4_ps(z, %d)", k - 1)
+      if scale then lane = string.format("_mm_mul_ps(%s, _mm_set1_ps(%s))", lane, scale[k]) end
+      out[#out + 1] = string.format("  _mm_storeu_ps(%s, %s);", dst[k], lane)
+    end
+    out[#out + 1] = "}"
+    return table.concat(out, "\n")
+  end,
   -- keys along the lanes: lane k (key j0 + k) of v becomes -inf unless j0 + k < lim
   mask_lanes = function(v, j0, lim) return "attngen_mask_lanes_avx512(" .. v .. ", " .. j0 .. ", " .. lim .. ")" end,
   exp = function(x) return "attngen_exp_avx512(" .. x .. ")" end,
