@@ -661,13 +661,11 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @   if plan.lanes then
     if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
       for (int j0 = 0; j0 < n; j0 += $(I(plan.lanes.kb))) {
-        ptrdiff_t koff[$(I(plan.lanes.kb))];
-        for (int j = 0; j < $(I(plan.lanes.kb)); ++j) koff[j] = $(block_key("a->k_stride.batch", "ks"));
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[$(I(plan.lanes.kb))];
-          for (int j = 0; j < $(I(plan.lanes.kb)); ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < $(I(plan.lanes.kb)); ++j) krow[j] = kh + $(block_key("a->k_stride.batch", "ks")); /* as below */
 @   if plan.prefetch_lanes then
 @     prefetch_stream("          ", "hh", "j0", I(plan.lanes.kb), "!contig")
 @   end
@@ -697,19 +695,16 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += $(I(plan.kb))) {
-        ptrdiff_t koff[$(I(plan.kb))]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < $(I(plan.kb)); ++j) koff[j] = $(block_key("a->k_stride.batch", "ks"));
-@   if kv.scaled then
-        ptrdiff_t ksoff[$(I(plan.kb))]; /* and their scales' */
-        for (int j = 0; j < $(I(plan.kb)); ++j) ksoff[j] = $(block_key("a->k_scale_stride.batch", "a->k_scale_stride.seq"));
-@   end
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const $(kv.ctype) *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const $(kv.ctype) *krow[$(I(plan.kb))];
-          for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kh + $(block_key("a->k_stride.batch", "ks"));
 @   if mk.prefetch_in_blocks then
 @     pf_target("          ", "j0", I(plan.kb), "token_major", "hh")
 @   else
@@ -718,7 +713,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @   if kv.scaled then
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[$(I(plan.kb))];
-          for (int j = 0; j < $(I(plan.kb)); ++j) ksrow[j] = ksh + ksoff[j];
+          for (int j = 0; j < $(I(plan.kb)); ++j) ksrow[j] = ksh + $(block_key("a->k_scale_stride.batch", "a->k_scale_stride.seq"));
 @   end
 @   row_blocks("          ", plan.rb, mk.qk_name, mk.qk_edges,
 @     mk.prefetch_in_blocks and qk_call(", pf, pfs, r0 == 0 ? pfn : 0") or qk_args)

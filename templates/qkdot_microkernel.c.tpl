@@ -88,23 +88,24 @@ $(indent)  { const $(V) kv = $(kload(j, c)); $(table.concat(fm, " ")) }$(j == KB
 @   end
 @ end
 @ -- every row's sums; transposed with rows in fours, one reduction stores four rows of one key side by side, or
-@ -- (hsum16_store) one tree stores four rows of four keys, a K row's scale multiplying its four sums on the way
-@ -- (returns true: the sums are scaled). Head-major 4 x 3 blocks padded to 4 x 4 ran no faster (0.99-1.04x).
+@ -- (hsum16_store) one tree stores four such runs of four rows (4 rows x 4 keys, 8 x 2), a K row's scale
+@ -- multiplying its sums on the way (returns true: the sums are scaled). Head-major 4 x 3 blocks padded to 4 x 4
+@ -- ran no faster (0.99-1.04x).
 @ local function store_all()
-@   if mk.columns and isa.hsum16_store and RB % 4 == 0 and KB % 4 == 0 then
-@     for j = 0, KB - 1, 4 do
-@       for rr = 0, RB - 1, 4 do
-@         local dst, v, sc = {}, {}, kv.row_scale and {} or nil
-@         for m = 1, 4 do
-@           v[m] = {}
-@           for k = 1, 4 do v[m][k] = acc(rr + m - 1, j + k - 1) end
-@         end
-@         for k = 1, 4 do
-@           dst[k] = "s + " .. I(sidx(rr, j + k - 1))
-@           if sc then sc[k] = kv.row_scale_of("ks" .. I(j + k - 1)) end
-@         end
-    $((isa.hsum16_store(dst, v, sc):gsub("\n", "\n    ")))
+@   if mk.columns and isa.hsum16_store and RB % 4 == 0 and (RB / 4 * KB) % 4 == 0 then
+@     local runs = {} -- { first row, key } of each run of four rows' sums, key by key
+@     for j = 0, KB - 1 do
+@       for rr = 0, RB - 1, 4 do runs[#runs + 1] = { rr, j } end
+@     end
+@     for r0 = 1, #runs, 4 do
+@       local dst, v, sc = {}, { {}, {}, {}, {} }, kv.row_scale and {} or nil
+@       for k = 1, 4 do
+@         local rr, j = runs[r0 + k - 1][1], runs[r0 + k - 1][2]
+@         for m = 1, 4 do v[m][k] = acc(rr + m - 1, j) end
+@         dst[k] = "s + " .. I(sidx(rr, j))
+@         if sc then sc[k] = kv.row_scale_of("ks" .. I(j)) end
 @       end
+    $((isa.hsum16_store(dst, v, sc):gsub("\n", "\n    ")))
 @     end
 @     return true
 @   elseif mk.columns and isa.hsum4_store and RB % 4 == 0 then

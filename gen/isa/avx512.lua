@@ -87,7 +87,7 @@ return {
       out[m] = string.format("%sconst __m512 r%d = attngen_fold4_avx512(attngen_fold2_avx512(%s, %s), attngen_fold2_avx512(%s, %s));",
         m == 1 and "{ " or "  ", m - 1, v[m][1], v[m][2], v[m][3], v[m][4])
     end
-    out[5] = "  const __m512 z = attngen_fold16_avx512(attngen_fold8_avx512(r0, r1), attngen_fold8_avx512(r2, r3)); /* lane 4 k + m: row m · key k */"
+    out[5] = "  const __m512 z = attngen_fold16_avx512(attngen_fold8_avx512(r0, r1), attngen_fold8_avx512(r2, r3)); /* lanes 4 k .. 4 k + 3: the sums stored to the k-th address below */"
     for k = 1, 4 do
       local lane = k == 1 and "_mm512_castps512_ps128(z)" or string.format("_mm512_extractf32x4_ps(z, %d)", k - 1)
       if scale then lane = string.format("_mm_mul_ps(%s, _mm_set1_ps(%s))", lane, scale[k]) end

@@ -647,7 +647,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_4x4_t512_pf
       const __m512 r1 = attngen_fold4_avx512(attngen_fold2_avx512(acc1_0, acc1_1), attngen_fold2_avx512(acc1_2, acc1_3));
       const __m512 r2 = attngen_fold4_avx512(attngen_fold2_avx512(acc2_0, acc2_1), attngen_fold2_avx512(acc2_2, acc2_3));
       const __m512 r3 = attngen_fold4_avx512(attngen_fold2_avx512(acc3_0, acc3_1), attngen_fold2_avx512(acc3_2, acc3_3));
-      const __m512 z = attngen_fold16_avx512(attngen_fold8_avx512(r0, r1), attngen_fold8_avx512(r2, r3)); /* lane 4 k + m: row m · key k */
+      const __m512 z = attngen_fold16_avx512(attngen_fold8_avx512(r0, r1), attngen_fold8_avx512(r2, r3)); /* lanes 4 k .. 4 k + 3: the sums stored to the k-th address below */
       _mm_storeu_ps(s + 0, _mm512_castps512_ps128(z));
       _mm_storeu_ps(s + 512, _mm512_extractf32x4_ps(z, 1));
       _mm_storeu_ps(s + 1024, _mm512_extractf32x4_ps(z, 2));
@@ -1672,13 +1672,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_window_sinks_decode__a
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
       for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8];
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks; /* as below */
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -1726,15 +1724,16 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_window_sinks_decode__a
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const float *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -2008,13 +2007,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_padding_window_sinks_d
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
       for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8];
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks; /* as below */
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -2062,15 +2059,16 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_padding_window_sinks_d
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const float *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -2732,13 +2730,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_sinks_decode__avx512(c
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
       for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8];
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks; /* as below */
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -2786,15 +2782,16 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_sinks_decode__avx512(c
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const float *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -3052,13 +3049,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_padding_sinks_decode__
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
       for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8];
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks; /* as below */
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -3106,15 +3101,16 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_padding_sinks_decode__
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const float *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -4645,13 +4641,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_window_sinks_decode__avx
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
       for (int j0 = 0; j0 < n; j0 += 6) {
-        ptrdiff_t koff[6];
-        for (int j = 0; j < 6; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[6];
-          for (int j = 0; j < 6; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 6; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks; /* as below */
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -4699,15 +4693,16 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_window_sinks_decode__avx
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 3) {
-        ptrdiff_t koff[3]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 3; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const float *krow[3];
-          for (int j = 0; j < 3; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x3_t512__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -4971,13 +4966,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_padding_window_sinks_dec
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
       for (int j0 = 0; j0 < n; j0 += 6) {
-        ptrdiff_t koff[6];
-        for (int j = 0; j < 6; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[6];
-          for (int j = 0; j < 6; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 6; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks; /* as below */
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -5025,15 +5018,16 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_padding_window_sinks_dec
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 3) {
-        ptrdiff_t koff[3]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 3; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const float *krow[3];
-          for (int j = 0; j < 3; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x3_t512__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -5685,13 +5679,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_sinks_decode__avx2(const
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
       for (int j0 = 0; j0 < n; j0 += 6) {
-        ptrdiff_t koff[6];
-        for (int j = 0; j < 6; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[6];
-          for (int j = 0; j < 6; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 6; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks; /* as below */
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -5739,15 +5731,16 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_sinks_decode__avx2(const
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 3) {
-        ptrdiff_t koff[3]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 3; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const float *krow[3];
-          for (int j = 0; j < 3; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x3_t512__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -5995,13 +5988,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_padding_sinks_decode__av
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
       for (int j0 = 0; j0 < n; j0 += 6) {
-        ptrdiff_t koff[6];
-        for (int j = 0; j < 6; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[6];
-          for (int j = 0; j < 6; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 6; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks; /* as below */
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -6049,15 +6040,16 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_padding_sinks_decode__av
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 3) {
-        ptrdiff_t koff[3]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 3; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const float *krow[3];
-          for (int j = 0; j < 3; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x3_t512__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -7270,15 +7262,16 @@ static void attn_h64_kv8_d64_causal_window_sinks_decode__neon(const attngen_kern
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x4_t512__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -7507,15 +7500,16 @@ static void attn_h64_kv8_d64_causal_padding_window_sinks_decode__neon(const attn
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x4_t512__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -8132,15 +8126,16 @@ static void attn_h64_kv8_d64_causal_sinks_decode__neon(const attngen_kernel *ker
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x4_t512__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -8353,15 +8348,16 @@ static void attn_h64_kv8_d64_causal_padding_sinks_decode__neon(const attngen_ker
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x4_t512__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -9223,15 +9219,16 @@ static void attn_h64_kv8_d64_causal_window_sinks_decode__scalar(const attngen_ke
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
@@ -9454,15 +9451,16 @@ static void attn_h64_kv8_d64_causal_padding_window_sinks_decode__scalar(const at
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
@@ -10015,15 +10013,16 @@ static void attn_h64_kv8_d64_causal_sinks_decode__scalar(const attngen_kernel *k
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
@@ -10230,15 +10229,16 @@ static void attn_h64_kv8_d64_causal_padding_sinks_decode__scalar(const attngen_k
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);

@@ -641,7 +641,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_4x4_t256_pf
       const __m512 r1 = attngen_fold4_avx512(attngen_fold2_avx512(acc1_0, acc1_1), attngen_fold2_avx512(acc1_2, acc1_3));
       const __m512 r2 = attngen_fold4_avx512(attngen_fold2_avx512(acc2_0, acc2_1), attngen_fold2_avx512(acc2_2, acc2_3));
       const __m512 r3 = attngen_fold4_avx512(attngen_fold2_avx512(acc3_0, acc3_1), attngen_fold2_avx512(acc3_2, acc3_3));
-      const __m512 z = attngen_fold16_avx512(attngen_fold8_avx512(r0, r1), attngen_fold8_avx512(r2, r3)); /* lane 4 k + m: row m · key k */
+      const __m512 z = attngen_fold16_avx512(attngen_fold8_avx512(r0, r1), attngen_fold8_avx512(r2, r3)); /* lanes 4 k .. 4 k + 3: the sums stored to the k-th address below */
       _mm_storeu_ps(s + 0, _mm512_castps512_ps128(z));
       _mm_storeu_ps(s + 256, _mm512_extractf32x4_ps(z, 1));
       _mm_storeu_ps(s + 512, _mm512_extractf32x4_ps(z, 2));
@@ -1617,13 +1617,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d64_causal_decode__avx512(const a
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
       for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8];
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks; /* as below */
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -1671,15 +1669,16 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d64_causal_decode__avx512(const a
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const float *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -1928,13 +1927,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d64_causal_padding_decode__avx512
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
       for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8];
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks; /* as below */
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -1982,15 +1979,16 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d64_causal_padding_decode__avx512
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const float *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -3445,13 +3443,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d64_causal_decode__avx2(const attng
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
       for (int j0 = 0; j0 < n; j0 += 6) {
-        ptrdiff_t koff[6];
-        for (int j = 0; j < 6; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[6];
-          for (int j = 0; j < 6; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 6; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks; /* as below */
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -3499,15 +3495,16 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d64_causal_decode__avx2(const attng
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 3) {
-        ptrdiff_t koff[3]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 3; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const float *krow[3];
-          for (int j = 0; j < 3; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x3_t256__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -3741,13 +3738,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d64_causal_padding_decode__avx2(con
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
       for (int j0 = 0; j0 < n; j0 += 6) {
-        ptrdiff_t koff[6];
-        for (int j = 0; j < 6; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[6];
-          for (int j = 0; j < 6; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 6; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks; /* as below */
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -3795,15 +3790,16 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d64_causal_padding_decode__avx2(con
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 3) {
-        ptrdiff_t koff[3]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 3; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const float *krow[3];
-          for (int j = 0; j < 3; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x3_t256__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -4934,15 +4930,16 @@ static void attn_h32_kv8_d64_causal_decode__neon(const attngen_kernel *kernel, c
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x4_t256__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -5141,15 +5138,16 @@ static void attn_h32_kv8_d64_causal_padding_decode__neon(const attngen_kernel *k
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x4_t256__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -5929,15 +5927,16 @@ static void attn_h32_kv8_d64_causal_decode__scalar(const attngen_kernel *kernel,
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
@@ -6130,15 +6129,16 @@ static void attn_h32_kv8_d64_causal_padding_decode__scalar(const attngen_kernel 
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);

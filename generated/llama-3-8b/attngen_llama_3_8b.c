@@ -677,7 +677,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_4x4_t256_p
       const __m512 r1 = attngen_fold4_avx512(attngen_fold2_avx512(acc1_0, acc1_1), attngen_fold2_avx512(acc1_2, acc1_3));
       const __m512 r2 = attngen_fold4_avx512(attngen_fold2_avx512(acc2_0, acc2_1), attngen_fold2_avx512(acc2_2, acc2_3));
       const __m512 r3 = attngen_fold4_avx512(attngen_fold2_avx512(acc3_0, acc3_1), attngen_fold2_avx512(acc3_2, acc3_3));
-      const __m512 z = attngen_fold16_avx512(attngen_fold8_avx512(r0, r1), attngen_fold8_avx512(r2, r3)); /* lane 4 k + m: row m · key k */
+      const __m512 z = attngen_fold16_avx512(attngen_fold8_avx512(r0, r1), attngen_fold8_avx512(r2, r3)); /* lanes 4 k .. 4 k + 3: the sums stored to the k-th address below */
       _mm_storeu_ps(s + 0, _mm512_castps512_ps128(z));
       _mm_storeu_ps(s + 256, _mm512_extractf32x4_ps(z, 1));
       _mm_storeu_ps(s + 512, _mm512_extractf32x4_ps(z, 2));
@@ -1272,7 +1272,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_4x4_t256_f
       const __m512 r1 = attngen_fold4_avx512(attngen_fold2_avx512(acc1_0, acc1_1), attngen_fold2_avx512(acc1_2, acc1_3));
       const __m512 r2 = attngen_fold4_avx512(attngen_fold2_avx512(acc2_0, acc2_1), attngen_fold2_avx512(acc2_2, acc2_3));
       const __m512 r3 = attngen_fold4_avx512(attngen_fold2_avx512(acc3_0, acc3_1), attngen_fold2_avx512(acc3_2, acc3_3));
-      const __m512 z = attngen_fold16_avx512(attngen_fold8_avx512(r0, r1), attngen_fold8_avx512(r2, r3)); /* lane 4 k + m: row m · key k */
+      const __m512 z = attngen_fold16_avx512(attngen_fold8_avx512(r0, r1), attngen_fold8_avx512(r2, r3)); /* lanes 4 k .. 4 k + 3: the sums stored to the k-th address below */
       _mm_storeu_ps(s + 0, _mm512_castps512_ps128(z));
       _mm_storeu_ps(s + 256, _mm512_extractf32x4_ps(z, 1));
       _mm_storeu_ps(s + 512, _mm512_extractf32x4_ps(z, 2));
@@ -1544,7 +1544,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_4x4_t256_b
       const __m512 r1 = attngen_fold4_avx512(attngen_fold2_avx512(acc1_0, acc1_1), attngen_fold2_avx512(acc1_2, acc1_3));
       const __m512 r2 = attngen_fold4_avx512(attngen_fold2_avx512(acc2_0, acc2_1), attngen_fold2_avx512(acc2_2, acc2_3));
       const __m512 r3 = attngen_fold4_avx512(attngen_fold2_avx512(acc3_0, acc3_1), attngen_fold2_avx512(acc3_2, acc3_3));
-      const __m512 z = attngen_fold16_avx512(attngen_fold8_avx512(r0, r1), attngen_fold8_avx512(r2, r3)); /* lane 4 k + m: row m · key k */
+      const __m512 z = attngen_fold16_avx512(attngen_fold8_avx512(r0, r1), attngen_fold8_avx512(r2, r3)); /* lanes 4 k .. 4 k + 3: the sums stored to the k-th address below */
       _mm_storeu_ps(s + 0, _mm512_castps512_ps128(z));
       _mm_storeu_ps(s + 256, _mm512_extractf32x4_ps(z, 1));
       _mm_storeu_ps(s + 512, _mm512_extractf32x4_ps(z, 2));
@@ -1812,7 +1812,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_4x4_t256_i
       const __m512 r1 = attngen_fold4_avx512(attngen_fold2_avx512(acc1_0, acc1_1), attngen_fold2_avx512(acc1_2, acc1_3));
       const __m512 r2 = attngen_fold4_avx512(attngen_fold2_avx512(acc2_0, acc2_1), attngen_fold2_avx512(acc2_2, acc2_3));
       const __m512 r3 = attngen_fold4_avx512(attngen_fold2_avx512(acc3_0, acc3_1), attngen_fold2_avx512(acc3_2, acc3_3));
-      const __m512 z = attngen_fold16_avx512(attngen_fold8_avx512(r0, r1), attngen_fold8_avx512(r2, r3)); /* lane 4 k + m: row m · key k */
+      const __m512 z = attngen_fold16_avx512(attngen_fold8_avx512(r0, r1), attngen_fold8_avx512(r2, r3)); /* lanes 4 k .. 4 k + 3: the sums stored to the k-th address below */
       _mm_storeu_ps(s + 0, _mm_mul_ps(_mm512_castps512_ps128(z), _mm_set1_ps(ks0[0])));
       _mm_storeu_ps(s + 256, _mm_mul_ps(_mm512_extractf32x4_ps(z, 1), _mm_set1_ps(ks1[0])));
       _mm_storeu_ps(s + 512, _mm_mul_ps(_mm512_extractf32x4_ps(z, 2), _mm_set1_ps(ks2[0])));
@@ -2488,13 +2488,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode__avx512(const 
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
       for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8];
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks; /* as below */
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -2542,15 +2540,16 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode__avx512(const 
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const float *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -2816,15 +2815,16 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_f16__avx512(co
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const uint16_t *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -3075,15 +3075,16 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_bf16__avx512(c
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const uint16_t *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -3343,17 +3344,16 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_int8__avx512(c
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        ptrdiff_t ksoff[4]; /* and their scales' */
-        for (int j = 0; j < 4; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const int8_t *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -3374,7 +3374,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_int8__avx512(c
           }
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t256_int8_pf__avx512(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0);
@@ -3599,13 +3599,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode__avx51
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
       for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8];
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks; /* as below */
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -3653,15 +3651,16 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode__avx51
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const float *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -3928,15 +3927,16 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_f16__a
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const uint16_t *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -4188,15 +4188,16 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_bf16__
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const uint16_t *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -4457,17 +4458,16 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_int8__
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        ptrdiff_t ksoff[4]; /* and their scales' */
-        for (int j = 0; j < 4; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const int8_t *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -4488,7 +4488,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_int8__
           }
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t256_int8_pf__avx512(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0);
@@ -7315,13 +7315,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
       for (int j0 = 0; j0 < n; j0 += 6) {
-        ptrdiff_t koff[6];
-        for (int j = 0; j < 6; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[6];
-          for (int j = 0; j < 6; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 6; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks; /* as below */
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -7369,15 +7367,16 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 3) {
-        ptrdiff_t koff[3]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 3; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const float *krow[3];
-          for (int j = 0; j < 3; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x3_t256__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -7628,15 +7627,16 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_decode_f16__avx2(c
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 3) {
-        ptrdiff_t koff[3]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 3; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const uint16_t *krow[3];
-          for (int j = 0; j < 3; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const uint16_t *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -7887,15 +7887,16 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_bf16__avx2(const
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 3) {
-        ptrdiff_t koff[3]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 3; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const uint16_t *krow[3];
-          for (int j = 0; j < 3; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const uint16_t *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -8155,17 +8156,16 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_int8__avx2(const
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 3) {
-        ptrdiff_t koff[3]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 3; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        ptrdiff_t ksoff[3]; /* and their scales' */
-        for (int j = 0; j < 3; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const int8_t *krow[3];
-          for (int j = 0; j < 3; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const int8_t *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -8186,7 +8186,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_int8__avx2(const
           }
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[3];
-          for (int j = 0; j < 3; ++j) ksrow[j] = ksh + ksoff[j];
+          for (int j = 0; j < 3; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x3_t256_int8_pf__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0);
@@ -8411,13 +8411,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
       for (int j0 = 0; j0 < n; j0 += 6) {
-        ptrdiff_t koff[6];
-        for (int j = 0; j < 6; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[6];
-          for (int j = 0; j < 6; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 6; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks; /* as below */
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -8465,15 +8463,16 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 3) {
-        ptrdiff_t koff[3]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 3; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const float *krow[3];
-          for (int j = 0; j < 3; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x3_t256__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -8725,15 +8724,16 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_padding_decode_f16
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 3) {
-        ptrdiff_t koff[3]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 3; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const uint16_t *krow[3];
-          for (int j = 0; j < 3; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const uint16_t *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -8985,15 +8985,16 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_bf16__av
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 3) {
-        ptrdiff_t koff[3]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 3; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const uint16_t *krow[3];
-          for (int j = 0; j < 3; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const uint16_t *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -9254,17 +9255,16 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_int8__av
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 3) {
-        ptrdiff_t koff[3]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 3; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        ptrdiff_t ksoff[3]; /* and their scales' */
-        for (int j = 0; j < 3; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const int8_t *krow[3];
-          for (int j = 0; j < 3; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 3; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const int8_t *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -9285,7 +9285,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_int8__av
           }
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[3];
-          for (int j = 0; j < 3; ++j) ksrow[j] = ksh + ksoff[j];
+          for (int j = 0; j < 3; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x3_t256_int8_pf__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0);
@@ -12353,15 +12353,16 @@ static void attn_h32_kv8_d128_causal_decode__neon(const attngen_kernel *kernel, 
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t256__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -12559,15 +12560,16 @@ static void attn_h32_kv8_d128_causal_decode_f16__neon(const attngen_kernel *kern
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t256_f16__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -12765,15 +12767,16 @@ static void attn_h32_kv8_d128_causal_decode_bf16__neon(const attngen_kernel *ker
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t256_bf16__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -12976,20 +12979,19 @@ static void attn_h32_kv8_d128_causal_decode_int8__neon(const attngen_kernel *ker
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        ptrdiff_t ksoff[4]; /* and their scales' */
-        for (int j = 0; j < 4; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t256_int8__neon(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
@@ -13189,15 +13191,16 @@ static void attn_h32_kv8_d128_causal_padding_decode__neon(const attngen_kernel *
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t256__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -13396,15 +13399,16 @@ static void attn_h32_kv8_d128_causal_padding_decode_f16__neon(const attngen_kern
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t256_f16__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -13603,15 +13607,16 @@ static void attn_h32_kv8_d128_causal_padding_decode_bf16__neon(const attngen_ker
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t256_bf16__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -13815,20 +13820,19 @@ static void attn_h32_kv8_d128_causal_padding_decode_int8__neon(const attngen_ker
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        ptrdiff_t ksoff[4]; /* and their scales' */
-        for (int j = 0; j < 4; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t256_int8__neon(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
@@ -15132,15 +15136,16 @@ static void attn_h32_kv8_d128_causal_decode__scalar(const attngen_kernel *kernel
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
@@ -15332,15 +15337,16 @@ static void attn_h32_kv8_d128_causal_decode_f16__scalar(const attngen_kernel *ke
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_s64_f16__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
@@ -15532,15 +15538,16 @@ static void attn_h32_kv8_d128_causal_decode_bf16__scalar(const attngen_kernel *k
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_s64_bf16__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
@@ -15737,20 +15744,19 @@ static void attn_h32_kv8_d128_causal_decode_int8__scalar(const attngen_kernel *k
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        ptrdiff_t ksoff[4]; /* and their scales' */
-        for (int j = 0; j < 4; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_s64_int8__scalar(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0);
@@ -15944,15 +15950,16 @@ static void attn_h32_kv8_d128_causal_padding_decode__scalar(const attngen_kernel
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
@@ -16145,15 +16152,16 @@ static void attn_h32_kv8_d128_causal_padding_decode_f16__scalar(const attngen_ke
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_s64_f16__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
@@ -16346,15 +16354,16 @@ static void attn_h32_kv8_d128_causal_padding_decode_bf16__scalar(const attngen_k
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_s64_bf16__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
@@ -16552,20 +16561,19 @@ static void attn_h32_kv8_d128_causal_padding_decode_int8__scalar(const attngen_k
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        ptrdiff_t ksoff[4]; /* and their scales' */
-        for (int j = 0; j < 4; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_s64_int8__scalar(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0);

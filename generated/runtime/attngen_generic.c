@@ -2367,15 +2367,16 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode__avx512(const attngen_kern
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -2700,15 +2701,16 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_f16__avx512(const attngen_
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -3033,15 +3035,16 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_bf16__avx512(const attngen
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -3375,17 +3378,16 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8__avx512(const attngen
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        ptrdiff_t ksoff[4]; /* and their scales' */
-        for (int j = 0; j < 4; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -3406,7 +3408,7 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8__avx512(const attngen
           }
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s128_int8__avx512(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -3731,17 +3733,16 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g64__avx512(const att
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        ptrdiff_t ksoff[4]; /* and their scales' */
-        for (int j = 0; j < 4; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -3762,7 +3763,7 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g64__avx512(const att
           }
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s128_int8_g64__avx512(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -4087,17 +4088,16 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g32__avx512(const att
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        ptrdiff_t ksoff[4]; /* and their scales' */
-        for (int j = 0; j < 4; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -4118,7 +4118,7 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g32__avx512(const att
           }
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s128_int8_g32__avx512(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -6475,15 +6475,16 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s128__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -6780,15 +6781,16 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_generic_decode_f16__avx2(const attngen
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -7113,15 +7115,16 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_bf16__avx2(const attngen_ker
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -7455,17 +7458,16 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8__avx2(const attngen_ker
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        ptrdiff_t ksoff[4]; /* and their scales' */
-        for (int j = 0; j < 4; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -7486,7 +7488,7 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8__avx2(const attngen_ker
           }
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s128_int8__avx2(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -7811,17 +7813,16 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g64__avx2(const attngen
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        ptrdiff_t ksoff[4]; /* and their scales' */
-        for (int j = 0; j < 4; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -7842,7 +7843,7 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g64__avx2(const attngen
           }
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s128_int8_g64__avx2(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -8167,17 +8168,16 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g32__avx2(const attngen
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        ptrdiff_t ksoff[4]; /* and their scales' */
-        for (int j = 0; j < 4; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -8198,7 +8198,7 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g32__avx2(const attngen
           }
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s128_int8_g32__avx2(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -10561,15 +10561,16 @@ static void attn_generic_decode__neon(const attngen_kernel *kernel, const attnge
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -10848,15 +10849,16 @@ static void attn_generic_decode_f16__neon(const attngen_kernel *kernel, const at
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64_f16__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -11135,15 +11137,16 @@ static void attn_generic_decode_bf16__neon(const attngen_kernel *kernel, const a
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64_bf16__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -11427,20 +11430,19 @@ static void attn_generic_decode_int8__neon(const attngen_kernel *kernel, const a
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        ptrdiff_t ksoff[4]; /* and their scales' */
-        for (int j = 0; j < 4; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64_int8__neon(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -11725,20 +11727,19 @@ static void attn_generic_decode_int8_g64__neon(const attngen_kernel *kernel, con
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        ptrdiff_t ksoff[4]; /* and their scales' */
-        for (int j = 0; j < 4; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64_int8_g64__neon(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -12023,20 +12024,19 @@ static void attn_generic_decode_int8_g32__neon(const attngen_kernel *kernel, con
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        ptrdiff_t ksoff[4]; /* and their scales' */
-        for (int j = 0; j < 4; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64_int8_g32__neon(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -14209,15 +14209,16 @@ static void attn_generic_decode__scalar(const attngen_kernel *kernel, const attn
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -14496,15 +14497,16 @@ static void attn_generic_decode_f16__scalar(const attngen_kernel *kernel, const 
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64_f16__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -14783,15 +14785,16 @@ static void attn_generic_decode_bf16__scalar(const attngen_kernel *kernel, const
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64_bf16__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -15075,20 +15078,19 @@ static void attn_generic_decode_int8__scalar(const attngen_kernel *kernel, const
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        ptrdiff_t ksoff[4]; /* and their scales' */
-        for (int j = 0; j < 4; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64_int8__scalar(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -15373,20 +15375,19 @@ static void attn_generic_decode_int8_g64__scalar(const attngen_kernel *kernel, c
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        ptrdiff_t ksoff[4]; /* and their scales' */
-        for (int j = 0; j < 4; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64_int8_g64__scalar(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -15671,20 +15672,19 @@ static void attn_generic_decode_int8_g32__scalar(const attngen_kernel *kernel, c
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
-        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        ptrdiff_t ksoff[4]; /* and their scales' */
-        for (int j = 0; j < 4; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
+          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
+           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
+           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
           const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64_int8_g32__scalar(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
