@@ -737,7 +737,9 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
          * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
-@     if plan.prefetch_lanes and not plan.prefetch_token_major then
+@     -- the V rows of the step ahead: asked for here unless the token-major request above did (blocks that ask
+@     -- for their own rows make none, and this copy calls none of them)
+@     if plan.prefetch_lanes and (not plan.prefetch_token_major or mk.prefetch_in_blocks) then
 @       prefetch_stream("        ", "nh + hh", "0", "nk")
 @     end
         for (int j = 0; j < n; ++j) {

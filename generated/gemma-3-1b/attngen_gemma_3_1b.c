@@ -2065,6 +2065,20 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_window_decode__avx512(
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
          * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
+        {
+          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+          const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+          if (0 < j1) {
+            const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                 : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+            const ptrdiff_t rs = hv ? vs : ks;
+            for (int j = 0; j < j1; ++j) {
+              const float *r = rb + j * rs;
+              for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+            }
+          }
+        }
         for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
@@ -2391,6 +2405,20 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_window_decode_
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
          * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
+        {
+          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+          const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+          if (0 < j1) {
+            const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                 : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+            const ptrdiff_t rs = hv ? vs : ks;
+            for (int j = 0; j < j1; ++j) {
+              const float *r = rb + j * rs;
+              for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+            }
+          }
+        }
         for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
@@ -3071,6 +3099,20 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_decode__avx512(const a
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
          * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
+        {
+          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+          const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+          if (0 < j1) {
+            const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                 : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+            const ptrdiff_t rs = hv ? vs : ks;
+            for (int j = 0; j < j1; ++j) {
+              const float *r = rb + j * rs;
+              for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+            }
+          }
+        }
         for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
@@ -3381,6 +3423,20 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_decode__avx512
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
          * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
+        {
+          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+          const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
+          if (0 < j1) {
+            const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                 : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+            const ptrdiff_t rs = hv ? vs : ks;
+            for (int j = 0; j < j1; ++j) {
+              const float *r = rb + j * rs;
+              for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+            }
+          }
+        }
         for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
