@@ -34,6 +34,40 @@
 @   if paged then return page_row("kt + " .. x, sb, ss) end
 @   return "(ptrdiff_t)" .. x .. " * " .. ss
 @ end
+@ -- The Q·Kᵀ block's KB key offsets from a head's rows, once a block for every head, as scalars (`<name><j>` for each
+@ -- { name, page stride, row stride } of `parts`): kept in an array, written an element at a time and read back as
+@ -- one vector, they made each head's block wait for the stores to retire (h14/kv2/d64 decode 1.02-1.08x slower,
+@ -- Emerald Rapids); recomputed for every head, a paged int8 block read the block table twice a key (0.96x).
+@ local function block_offsets(ind, KB, parts)
+@   local xs = {}
+@   for j = 0, KB - 1 do
+@     local x = string.format("(j0 + %d < n ? j0 + %d : n - 1)", j, j)
+@     xs[#xs + 1] = string.format("x%d = %s%s", j, paged and "kt + " or "", x)
+@   end
+$(ind)const int $(table.concat(xs, ", ")); /* the block's keys (a short block repeats its last) */
+@   if paged then
+@     local pg = {}
+@     for j = 0, KB - 1 do pg[#pg + 1] = string.format("pg%d = pages[x%d >> %d]", j, j, PS) end
+$(ind)const ptrdiff_t $(table.concat(pg, ", "));
+@   end
+@   for _, part in ipairs(parts) do
+@     local o = {}
+@     for j = 0, KB - 1 do
+@       if paged then
+@         o[#o + 1] = string.format("%s%d = pg%d * %s + (ptrdiff_t)(x%d & %d) * %s", part[1], j, j, part[2], j, paged - 1, part[3])
+@       else
+@         o[#o + 1] = string.format("%s%d = (ptrdiff_t)x%d * %s", part[1], j, j, part[3])
+@       end
+@     end
+$(ind)const ptrdiff_t $(table.concat(o, ", "));
+@   end
+@ end
+@ -- `base` plus each offset `<name><j>`: an initializer list
+@ local function offset_list(base, name, KB)
+@   local l = {}
+@   for j = 0, KB - 1 do l[#l + 1] = string.format("%s + %s%d", base, name, j) end
+@   return "{ " .. table.concat(l, ", ") .. " }"
+@ end
 @ -- The step `ahead` steps on from step `step` (a C expression): its tile's first key tk, whether it reads V (hv),
 @ -- and its kv head h.
 @ local function step_ahead(ind, step)
@@ -661,11 +695,11 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @   if plan.lanes then
     if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
       for (int j0 = 0; j0 < n; j0 += $(I(plan.lanes.kb))) {
+@   block_offsets("        ", plan.lanes.kb, { { "koff", "a->k_stride.batch", "ks" } })
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[$(I(plan.lanes.kb))];
-          for (int j = 0; j < $(I(plan.lanes.kb)); ++j) krow[j] = kh + $(block_key("a->k_stride.batch", "ks")); /* as below */
+          const float *krow[$(I(plan.lanes.kb))] = $(offset_list("kh", "koff", plan.lanes.kb));
 @   if plan.prefetch_lanes then
 @     prefetch_stream("          ", "hh", "j0", I(plan.lanes.kb), "!contig")
 @   end
@@ -695,16 +729,14 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += $(I(plan.kb))) {
+@   block_offsets("        ", plan.kb, kv.scaled and { { "koff", "a->k_stride.batch", "ks" },
+@     { "ksoff", "a->k_scale_stride.batch", "a->k_scale_stride.seq" } } or { { "koff", "a->k_stride.batch", "ks" } })
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const $(kv.ctype) *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const $(kv.ctype) *krow[$(I(plan.kb))];
-          for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kh + $(block_key("a->k_stride.batch", "ks"));
+          const $(kv.ctype) *krow[$(I(plan.kb))] = $(offset_list("kh", "koff", plan.kb));
 @   if mk.prefetch_in_blocks then
 @     pf_target("          ", "j0", I(plan.kb), "token_major", "hh")
 @   else
@@ -712,8 +744,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @   end
 @   if kv.scaled then
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
-          const float *ksrow[$(I(plan.kb))];
-          for (int j = 0; j < $(I(plan.kb)); ++j) ksrow[j] = ksh + $(block_key("a->k_scale_stride.batch", "a->k_scale_stride.seq"));
+          const float *ksrow[$(I(plan.kb))] = $(offset_list("ksh", "ksoff", plan.kb));
 @   end
 @   row_blocks("          ", plan.rb, mk.qk_name, mk.qk_edges,
 @     mk.prefetch_in_blocks and qk_call(", pf, pfs, r0 == 0 ? pfn : 0") or qk_args)

@@ -2488,11 +2488,12 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode__avx512(const 
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
       for (int j0 = 0; j0 < n; j0 += 8) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1), x4 = (j0 + 4 < n ? j0 + 4 : n - 1), x5 = (j0 + 5 < n ? j0 + 5 : n - 1), x6 = (j0 + 6 < n ? j0 + 6 : n - 1), x7 = (j0 + 7 < n ? j0 + 7 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks, koff4 = (ptrdiff_t)x4 * ks, koff5 = (ptrdiff_t)x5 * ks, koff6 = (ptrdiff_t)x6 * ks, koff7 = (ptrdiff_t)x7 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks; /* as below */
+          const float *krow[8] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3, kh + koff4, kh + koff5, kh + koff6, kh + koff7 };
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -2540,16 +2541,14 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode__avx512(const 
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           const float *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -2829,16 +2828,14 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_f16__avx512(co
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const uint16_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           const uint16_t *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -3089,16 +3086,14 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_bf16__avx512(c
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const uint16_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           const uint16_t *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -3358,16 +3353,15 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_int8__avx512(c
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
+        const ptrdiff_t ksoff0 = (ptrdiff_t)x0 * a->k_scale_stride.seq, ksoff1 = (ptrdiff_t)x1 * a->k_scale_stride.seq, ksoff2 = (ptrdiff_t)x2 * a->k_scale_stride.seq, ksoff3 = (ptrdiff_t)x3 * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const int8_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           const int8_t *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -3387,8 +3381,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_int8__avx512(c
             }
           }
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
-          const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          const float *ksrow[4] = { ksh + ksoff0, ksh + ksoff1, ksh + ksoff2, ksh + ksoff3 };
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t256_int8_pf__avx512(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0);
@@ -3613,11 +3606,12 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode__avx51
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
       for (int j0 = 0; j0 < n; j0 += 8) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1), x4 = (j0 + 4 < n ? j0 + 4 : n - 1), x5 = (j0 + 5 < n ? j0 + 5 : n - 1), x6 = (j0 + 6 < n ? j0 + 6 : n - 1), x7 = (j0 + 7 < n ? j0 + 7 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks, koff4 = (ptrdiff_t)x4 * ks, koff5 = (ptrdiff_t)x5 * ks, koff6 = (ptrdiff_t)x6 * ks, koff7 = (ptrdiff_t)x7 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks; /* as below */
+          const float *krow[8] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3, kh + koff4, kh + koff5, kh + koff6, kh + koff7 };
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -3665,16 +3659,14 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode__avx51
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           const float *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -3955,16 +3947,14 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_f16__a
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const uint16_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           const uint16_t *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -4216,16 +4206,14 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_bf16__
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const uint16_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           const uint16_t *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -4486,16 +4474,15 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_int8__
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
+        const ptrdiff_t ksoff0 = (ptrdiff_t)x0 * a->k_scale_stride.seq, ksoff1 = (ptrdiff_t)x1 * a->k_scale_stride.seq, ksoff2 = (ptrdiff_t)x2 * a->k_scale_stride.seq, ksoff3 = (ptrdiff_t)x3 * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const int8_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           const int8_t *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -4515,8 +4502,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_int8__
             }
           }
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
-          const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          const float *ksrow[4] = { ksh + ksoff0, ksh + ksoff1, ksh + ksoff2, ksh + ksoff3 };
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t256_int8_pf__avx512(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0);
@@ -7343,11 +7329,12 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
       for (int j0 = 0; j0 < n; j0 += 6) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1), x4 = (j0 + 4 < n ? j0 + 4 : n - 1), x5 = (j0 + 5 < n ? j0 + 5 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks, koff4 = (ptrdiff_t)x4 * ks, koff5 = (ptrdiff_t)x5 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[6];
-          for (int j = 0; j < 6; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks; /* as below */
+          const float *krow[6] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3, kh + koff4, kh + koff5 };
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -7395,16 +7382,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 3) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const float *krow[3];
-          for (int j = 0; j < 3; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *krow[3] = { kh + koff0, kh + koff1, kh + koff2 };
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x3_t256__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -7655,16 +7640,14 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_decode_f16__avx2(c
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 3) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const uint16_t *krow[3];
-          for (int j = 0; j < 3; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const uint16_t *krow[3] = { kh + koff0, kh + koff1, kh + koff2 };
           const uint16_t *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -7915,16 +7898,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_bf16__avx2(const
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 3) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const uint16_t *krow[3];
-          for (int j = 0; j < 3; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const uint16_t *krow[3] = { kh + koff0, kh + koff1, kh + koff2 };
           const uint16_t *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -8184,16 +8165,15 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_int8__avx2(const
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 3) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks;
+        const ptrdiff_t ksoff0 = (ptrdiff_t)x0 * a->k_scale_stride.seq, ksoff1 = (ptrdiff_t)x1 * a->k_scale_stride.seq, ksoff2 = (ptrdiff_t)x2 * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const int8_t *krow[3];
-          for (int j = 0; j < 3; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const int8_t *krow[3] = { kh + koff0, kh + koff1, kh + koff2 };
           const int8_t *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -8213,8 +8193,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_int8__avx2(const
             }
           }
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
-          const float *ksrow[3];
-          for (int j = 0; j < 3; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          const float *ksrow[3] = { ksh + ksoff0, ksh + ksoff1, ksh + ksoff2 };
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x3_t256_int8_pf__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0);
@@ -8439,11 +8418,12 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
       for (int j0 = 0; j0 < n; j0 += 6) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1), x4 = (j0 + 4 < n ? j0 + 4 : n - 1), x5 = (j0 + 5 < n ? j0 + 5 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks, koff4 = (ptrdiff_t)x4 * ks, koff5 = (ptrdiff_t)x5 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[6];
-          for (int j = 0; j < 6; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks; /* as below */
+          const float *krow[6] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3, kh + koff4, kh + koff5 };
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -8491,16 +8471,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 3) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const float *krow[3];
-          for (int j = 0; j < 3; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *krow[3] = { kh + koff0, kh + koff1, kh + koff2 };
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x3_t256__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -8752,16 +8730,14 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_padding_decode_f16
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 3) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const uint16_t *krow[3];
-          for (int j = 0; j < 3; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const uint16_t *krow[3] = { kh + koff0, kh + koff1, kh + koff2 };
           const uint16_t *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -9013,16 +8989,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_bf16__av
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 3) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const uint16_t *krow[3];
-          for (int j = 0; j < 3; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const uint16_t *krow[3] = { kh + koff0, kh + koff1, kh + koff2 };
           const uint16_t *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -9283,16 +9257,15 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_int8__av
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 3) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks;
+        const ptrdiff_t ksoff0 = (ptrdiff_t)x0 * a->k_scale_stride.seq, ksoff1 = (ptrdiff_t)x1 * a->k_scale_stride.seq, ksoff2 = (ptrdiff_t)x2 * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const int8_t *krow[3];
-          for (int j = 0; j < 3; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const int8_t *krow[3] = { kh + koff0, kh + koff1, kh + koff2 };
           const int8_t *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -9312,8 +9285,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_int8__av
             }
           }
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
-          const float *ksrow[3];
-          for (int j = 0; j < 3; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          const float *ksrow[3] = { ksh + ksoff0, ksh + ksoff1, ksh + ksoff2 };
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x3_t256_int8_pf__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0);
@@ -12381,16 +12353,14 @@ static void attn_h32_kv8_d128_causal_decode__neon(const attngen_kernel *kernel, 
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t256__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -12588,16 +12558,14 @@ static void attn_h32_kv8_d128_causal_decode_f16__neon(const attngen_kernel *kern
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const uint16_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t256_f16__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -12795,16 +12763,14 @@ static void attn_h32_kv8_d128_causal_decode_bf16__neon(const attngen_kernel *ker
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const uint16_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t256_bf16__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -13007,19 +12973,17 @@ static void attn_h32_kv8_d128_causal_decode_int8__neon(const attngen_kernel *ker
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
+        const ptrdiff_t ksoff0 = (ptrdiff_t)x0 * a->k_scale_stride.seq, ksoff1 = (ptrdiff_t)x1 * a->k_scale_stride.seq, ksoff2 = (ptrdiff_t)x2 * a->k_scale_stride.seq, ksoff3 = (ptrdiff_t)x3 * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const int8_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
-          const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          const float *ksrow[4] = { ksh + ksoff0, ksh + ksoff1, ksh + ksoff2, ksh + ksoff3 };
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t256_int8__neon(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
@@ -13219,16 +13183,14 @@ static void attn_h32_kv8_d128_causal_padding_decode__neon(const attngen_kernel *
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t256__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -13427,16 +13389,14 @@ static void attn_h32_kv8_d128_causal_padding_decode_f16__neon(const attngen_kern
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const uint16_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t256_f16__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -13635,16 +13595,14 @@ static void attn_h32_kv8_d128_causal_padding_decode_bf16__neon(const attngen_ker
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const uint16_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t256_bf16__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -13848,19 +13806,17 @@ static void attn_h32_kv8_d128_causal_padding_decode_int8__neon(const attngen_ker
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
+        const ptrdiff_t ksoff0 = (ptrdiff_t)x0 * a->k_scale_stride.seq, ksoff1 = (ptrdiff_t)x1 * a->k_scale_stride.seq, ksoff2 = (ptrdiff_t)x2 * a->k_scale_stride.seq, ksoff3 = (ptrdiff_t)x3 * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const int8_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
-          const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          const float *ksrow[4] = { ksh + ksoff0, ksh + ksoff1, ksh + ksoff2, ksh + ksoff3 };
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t256_int8__neon(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
@@ -15164,16 +15120,14 @@ static void attn_h32_kv8_d128_causal_decode__scalar(const attngen_kernel *kernel
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
@@ -15365,16 +15319,14 @@ static void attn_h32_kv8_d128_causal_decode_f16__scalar(const attngen_kernel *ke
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const uint16_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_s64_f16__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
@@ -15566,16 +15518,14 @@ static void attn_h32_kv8_d128_causal_decode_bf16__scalar(const attngen_kernel *k
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const uint16_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_s64_bf16__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
@@ -15772,19 +15722,17 @@ static void attn_h32_kv8_d128_causal_decode_int8__scalar(const attngen_kernel *k
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
+        const ptrdiff_t ksoff0 = (ptrdiff_t)x0 * a->k_scale_stride.seq, ksoff1 = (ptrdiff_t)x1 * a->k_scale_stride.seq, ksoff2 = (ptrdiff_t)x2 * a->k_scale_stride.seq, ksoff3 = (ptrdiff_t)x3 * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const int8_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
-          const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          const float *ksrow[4] = { ksh + ksoff0, ksh + ksoff1, ksh + ksoff2, ksh + ksoff3 };
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_s64_int8__scalar(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0);
@@ -15978,16 +15926,14 @@ static void attn_h32_kv8_d128_causal_padding_decode__scalar(const attngen_kernel
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
@@ -16180,16 +16126,14 @@ static void attn_h32_kv8_d128_causal_padding_decode_f16__scalar(const attngen_ke
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const uint16_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_s64_f16__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
@@ -16382,16 +16326,14 @@ static void attn_h32_kv8_d128_causal_padding_decode_bf16__scalar(const attngen_k
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const uint16_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_s64_bf16__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
@@ -16589,19 +16531,17 @@ static void attn_h32_kv8_d128_causal_padding_decode_int8__scalar(const attngen_k
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
+        const ptrdiff_t ksoff0 = (ptrdiff_t)x0 * a->k_scale_stride.seq, ksoff1 = (ptrdiff_t)x1 * a->k_scale_stride.seq, ksoff2 = (ptrdiff_t)x2 * a->k_scale_stride.seq, ksoff3 = (ptrdiff_t)x3 * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const int8_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
-          const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          const float *ksrow[4] = { ksh + ksoff0, ksh + ksoff1, ksh + ksoff2, ksh + ksoff3 };
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_s64_int8__scalar(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0);

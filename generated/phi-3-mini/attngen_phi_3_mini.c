@@ -1419,11 +1419,12 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv32_d96_causal_window_decode__avx512
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
       for (int j0 = 0; j0 < n; j0 += 8) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1), x4 = (j0 + 4 < n ? j0 + 4 : n - 1), x5 = (j0 + 5 < n ? j0 + 5 : n - 1), x6 = (j0 + 6 < n ? j0 + 6 : n - 1), x7 = (j0 + 7 < n ? j0 + 7 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks, koff4 = (ptrdiff_t)x4 * ks, koff5 = (ptrdiff_t)x5 * ks, koff6 = (ptrdiff_t)x6 * ks, koff7 = (ptrdiff_t)x7 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks; /* as below */
+          const float *krow[8] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3, kh + koff4, kh + koff5, kh + koff6, kh + koff7 };
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -1471,16 +1472,14 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv32_d96_causal_window_decode__avx512
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 8) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1), x4 = (j0 + 4 < n ? j0 + 4 : n - 1), x5 = (j0 + 5 < n ? j0 + 5 : n - 1), x6 = (j0 + 6 < n ? j0 + 6 : n - 1), x7 = (j0 + 7 < n ? j0 + 7 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks, koff4 = (ptrdiff_t)x4 * ks, koff5 = (ptrdiff_t)x5 * ks, koff6 = (ptrdiff_t)x6 * ks, koff7 = (ptrdiff_t)x7 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *krow[8] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3, kh + koff4, kh + koff5, kh + koff6, kh + koff7 };
           const float *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -2750,11 +2749,12 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_window_decode__avx2(con
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
       for (int j0 = 0; j0 < n; j0 += 6) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1), x4 = (j0 + 4 < n ? j0 + 4 : n - 1), x5 = (j0 + 5 < n ? j0 + 5 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks, koff4 = (ptrdiff_t)x4 * ks, koff5 = (ptrdiff_t)x5 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[6];
-          for (int j = 0; j < 6; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks; /* as below */
+          const float *krow[6] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3, kh + koff4, kh + koff5 };
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -2802,16 +2802,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_window_decode__avx2(con
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 8) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1), x4 = (j0 + 4 < n ? j0 + 4 : n - 1), x5 = (j0 + 5 < n ? j0 + 5 : n - 1), x6 = (j0 + 6 < n ? j0 + 6 : n - 1), x7 = (j0 + 7 < n ? j0 + 7 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks, koff4 = (ptrdiff_t)x4 * ks, koff5 = (ptrdiff_t)x5 * ks, koff6 = (ptrdiff_t)x6 * ks, koff7 = (ptrdiff_t)x7 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *krow[8] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3, kh + koff4, kh + koff5, kh + koff6, kh + koff7 };
           int r0 = 0;
           for (; r0 + 1 <= rows; r0 += 1)
             attngen_qkdot_d96_1x8_t256__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -4188,16 +4186,14 @@ static void attn_h32_kv32_d96_causal_window_decode__neon(const attngen_kernel *k
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 12) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1), x4 = (j0 + 4 < n ? j0 + 4 : n - 1), x5 = (j0 + 5 < n ? j0 + 5 : n - 1), x6 = (j0 + 6 < n ? j0 + 6 : n - 1), x7 = (j0 + 7 < n ? j0 + 7 : n - 1), x8 = (j0 + 8 < n ? j0 + 8 : n - 1), x9 = (j0 + 9 < n ? j0 + 9 : n - 1), x10 = (j0 + 10 < n ? j0 + 10 : n - 1), x11 = (j0 + 11 < n ? j0 + 11 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks, koff4 = (ptrdiff_t)x4 * ks, koff5 = (ptrdiff_t)x5 * ks, koff6 = (ptrdiff_t)x6 * ks, koff7 = (ptrdiff_t)x7 * ks, koff8 = (ptrdiff_t)x8 * ks, koff9 = (ptrdiff_t)x9 * ks, koff10 = (ptrdiff_t)x10 * ks, koff11 = (ptrdiff_t)x11 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const float *krow[12];
-          for (int j = 0; j < 12; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *krow[12] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3, kh + koff4, kh + koff5, kh + koff6, kh + koff7, kh + koff8, kh + koff9, kh + koff10, kh + koff11 };
           int r0 = 0;
           for (; r0 + 1 <= rows; r0 += 1)
             attngen_qkdot_d96_1x12_s72__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
@@ -4808,16 +4804,14 @@ static void attn_h32_kv32_d96_causal_window_decode__scalar(const attngen_kernel 
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 8) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1), x4 = (j0 + 4 < n ? j0 + 4 : n - 1), x5 = (j0 + 5 < n ? j0 + 5 : n - 1), x6 = (j0 + 6 < n ? j0 + 6 : n - 1), x7 = (j0 + 7 < n ? j0 + 7 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks, koff4 = (ptrdiff_t)x4 * ks, koff5 = (ptrdiff_t)x5 * ks, koff6 = (ptrdiff_t)x6 * ks, koff7 = (ptrdiff_t)x7 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *krow[8] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3, kh + koff4, kh + koff5, kh + koff6, kh + koff7 };
           int r0 = 0;
           for (; r0 + 1 <= rows; r0 += 1)
             attngen_qkdot_d96_1x8_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);

@@ -2367,16 +2367,14 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode__avx512(const attngen_kern
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -2701,16 +2699,14 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_f16__avx512(const attngen_
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const uint16_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -3035,16 +3031,14 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_bf16__avx512(const attngen
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const uint16_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -3378,16 +3372,15 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8__avx512(const attngen
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
+        const ptrdiff_t ksoff0 = (ptrdiff_t)x0 * a->k_scale_stride.seq, ksoff1 = (ptrdiff_t)x1 * a->k_scale_stride.seq, ksoff2 = (ptrdiff_t)x2 * a->k_scale_stride.seq, ksoff3 = (ptrdiff_t)x3 * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const int8_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -3407,8 +3400,7 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8__avx512(const attngen
             }
           }
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
-          const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          const float *ksrow[4] = { ksh + ksoff0, ksh + ksoff1, ksh + ksoff2, ksh + ksoff3 };
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s128_int8__avx512(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -3733,16 +3725,15 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g64__avx512(const att
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
+        const ptrdiff_t ksoff0 = (ptrdiff_t)x0 * a->k_scale_stride.seq, ksoff1 = (ptrdiff_t)x1 * a->k_scale_stride.seq, ksoff2 = (ptrdiff_t)x2 * a->k_scale_stride.seq, ksoff3 = (ptrdiff_t)x3 * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const int8_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -3762,8 +3753,7 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g64__avx512(const att
             }
           }
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
-          const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          const float *ksrow[4] = { ksh + ksoff0, ksh + ksoff1, ksh + ksoff2, ksh + ksoff3 };
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s128_int8_g64__avx512(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -4088,16 +4078,15 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g32__avx512(const att
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
+        const ptrdiff_t ksoff0 = (ptrdiff_t)x0 * a->k_scale_stride.seq, ksoff1 = (ptrdiff_t)x1 * a->k_scale_stride.seq, ksoff2 = (ptrdiff_t)x2 * a->k_scale_stride.seq, ksoff3 = (ptrdiff_t)x3 * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const int8_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -4117,8 +4106,7 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g32__avx512(const att
             }
           }
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
-          const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          const float *ksrow[4] = { ksh + ksoff0, ksh + ksoff1, ksh + ksoff2, ksh + ksoff3 };
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s128_int8_g32__avx512(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -6475,16 +6463,14 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s128__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -6781,16 +6767,14 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_generic_decode_f16__avx2(const attngen
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const uint16_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -7115,16 +7099,14 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_bf16__avx2(const attngen_ker
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const uint16_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -7458,16 +7440,15 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8__avx2(const attngen_ker
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
+        const ptrdiff_t ksoff0 = (ptrdiff_t)x0 * a->k_scale_stride.seq, ksoff1 = (ptrdiff_t)x1 * a->k_scale_stride.seq, ksoff2 = (ptrdiff_t)x2 * a->k_scale_stride.seq, ksoff3 = (ptrdiff_t)x3 * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const int8_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -7487,8 +7468,7 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8__avx2(const attngen_ker
             }
           }
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
-          const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          const float *ksrow[4] = { ksh + ksoff0, ksh + ksoff1, ksh + ksoff2, ksh + ksoff3 };
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s128_int8__avx2(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -7813,16 +7793,15 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g64__avx2(const attngen
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
+        const ptrdiff_t ksoff0 = (ptrdiff_t)x0 * a->k_scale_stride.seq, ksoff1 = (ptrdiff_t)x1 * a->k_scale_stride.seq, ksoff2 = (ptrdiff_t)x2 * a->k_scale_stride.seq, ksoff3 = (ptrdiff_t)x3 * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const int8_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -7842,8 +7821,7 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g64__avx2(const attngen
             }
           }
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
-          const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          const float *ksrow[4] = { ksh + ksoff0, ksh + ksoff1, ksh + ksoff2, ksh + ksoff3 };
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s128_int8_g64__avx2(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -8168,16 +8146,15 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g32__avx2(const attngen
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
+        const ptrdiff_t ksoff0 = (ptrdiff_t)x0 * a->k_scale_stride.seq, ksoff1 = (ptrdiff_t)x1 * a->k_scale_stride.seq, ksoff2 = (ptrdiff_t)x2 * a->k_scale_stride.seq, ksoff3 = (ptrdiff_t)x3 * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const int8_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
@@ -8197,8 +8174,7 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g32__avx2(const attngen
             }
           }
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
-          const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          const float *ksrow[4] = { ksh + ksoff0, ksh + ksoff1, ksh + ksoff2, ksh + ksoff3 };
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s128_int8_g32__avx2(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -10561,16 +10537,14 @@ static void attn_generic_decode__neon(const attngen_kernel *kernel, const attnge
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -10849,16 +10823,14 @@ static void attn_generic_decode_f16__neon(const attngen_kernel *kernel, const at
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const uint16_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64_f16__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -11137,16 +11109,14 @@ static void attn_generic_decode_bf16__neon(const attngen_kernel *kernel, const a
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const uint16_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64_bf16__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -11430,19 +11400,17 @@ static void attn_generic_decode_int8__neon(const attngen_kernel *kernel, const a
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
+        const ptrdiff_t ksoff0 = (ptrdiff_t)x0 * a->k_scale_stride.seq, ksoff1 = (ptrdiff_t)x1 * a->k_scale_stride.seq, ksoff2 = (ptrdiff_t)x2 * a->k_scale_stride.seq, ksoff3 = (ptrdiff_t)x3 * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const int8_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
-          const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          const float *ksrow[4] = { ksh + ksoff0, ksh + ksoff1, ksh + ksoff2, ksh + ksoff3 };
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64_int8__neon(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -11727,19 +11695,17 @@ static void attn_generic_decode_int8_g64__neon(const attngen_kernel *kernel, con
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
+        const ptrdiff_t ksoff0 = (ptrdiff_t)x0 * a->k_scale_stride.seq, ksoff1 = (ptrdiff_t)x1 * a->k_scale_stride.seq, ksoff2 = (ptrdiff_t)x2 * a->k_scale_stride.seq, ksoff3 = (ptrdiff_t)x3 * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const int8_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
-          const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          const float *ksrow[4] = { ksh + ksoff0, ksh + ksoff1, ksh + ksoff2, ksh + ksoff3 };
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64_int8_g64__neon(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -12024,19 +11990,17 @@ static void attn_generic_decode_int8_g32__neon(const attngen_kernel *kernel, con
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
+        const ptrdiff_t ksoff0 = (ptrdiff_t)x0 * a->k_scale_stride.seq, ksoff1 = (ptrdiff_t)x1 * a->k_scale_stride.seq, ksoff2 = (ptrdiff_t)x2 * a->k_scale_stride.seq, ksoff3 = (ptrdiff_t)x3 * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const int8_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
-          const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          const float *ksrow[4] = { ksh + ksoff0, ksh + ksoff1, ksh + ksoff2, ksh + ksoff3 };
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64_int8_g32__neon(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -14209,16 +14173,14 @@ static void attn_generic_decode__scalar(const attngen_kernel *kernel, const attn
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -14497,16 +14459,14 @@ static void attn_generic_decode_f16__scalar(const attngen_kernel *kernel, const 
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const uint16_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64_f16__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -14785,16 +14745,14 @@ static void attn_generic_decode_bf16__scalar(const attngen_kernel *kernel, const
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const uint16_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64_bf16__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -15078,19 +15036,17 @@ static void attn_generic_decode_int8__scalar(const attngen_kernel *kernel, const
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
+        const ptrdiff_t ksoff0 = (ptrdiff_t)x0 * a->k_scale_stride.seq, ksoff1 = (ptrdiff_t)x1 * a->k_scale_stride.seq, ksoff2 = (ptrdiff_t)x2 * a->k_scale_stride.seq, ksoff3 = (ptrdiff_t)x3 * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const int8_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
-          const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          const float *ksrow[4] = { ksh + ksoff0, ksh + ksoff1, ksh + ksoff2, ksh + ksoff3 };
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64_int8__scalar(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -15375,19 +15331,17 @@ static void attn_generic_decode_int8_g64__scalar(const attngen_kernel *kernel, c
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
+        const ptrdiff_t ksoff0 = (ptrdiff_t)x0 * a->k_scale_stride.seq, ksoff1 = (ptrdiff_t)x1 * a->k_scale_stride.seq, ksoff2 = (ptrdiff_t)x2 * a->k_scale_stride.seq, ksoff3 = (ptrdiff_t)x3 * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const int8_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
-          const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          const float *ksrow[4] = { ksh + ksoff0, ksh + ksoff1, ksh + ksoff2, ksh + ksoff3 };
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64_int8_g64__scalar(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -15672,19 +15626,17 @@ static void attn_generic_decode_int8_g32__scalar(const attngen_kernel *kernel, c
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
+        const ptrdiff_t ksoff0 = (ptrdiff_t)x0 * a->k_scale_stride.seq, ksoff1 = (ptrdiff_t)x1 * a->k_scale_stride.seq, ksoff2 = (ptrdiff_t)x2 * a->k_scale_stride.seq, ksoff3 = (ptrdiff_t)x3 * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
-          /* the block's rows from the head's base (a short block repeats its last key), computed here: offsets
-           * kept in an array for every head were stored a scalar at a time and read back as one vector, a load
-           * that waits for the stores to retire (without it h14/kv2/d64 decode ran 1.02-1.08x faster) */
-          const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const int8_t *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
-          const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          const float *ksrow[4] = { ksh + ksoff0, ksh + ksoff1, ksh + ksoff2, ksh + ksoff3 };
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64_int8_g32__scalar(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
