@@ -25,8 +25,12 @@
 @ local function page_row(x, sb, ss)
 @   return string.format("(ptrdiff_t)pages[(%s) >> %d] * %s + (ptrdiff_t)((%s) & %d) * %s", x, PS, sb, x, paged - 1, ss)
 @ end
-@ -- Row x's page in the pool and its row in that page: one block-table read, shared by the row and its scales.
-@ local page_of_x = paged and string.format("const ptrdiff_t pg = pages[x >> %d], in_page = x & %d;", PS, paged - 1)
+@ -- Row x's page in the pool and its row in that page (`pg<s>`, `in_page<s>`): one block-table read, shared by the row
+@ -- and its scales (as pg<s> * page stride + in_page<s> * row stride).
+@ local function page_split(x, s)
+@   return string.format("pg%s = pages[%s >> %d], in_page%s = %s & %d", s, x, PS, s, x, paged - 1)
+@ end
+@ local page_of_x = paged and "const ptrdiff_t " .. page_split("x", "") .. ";"
 @ -- The offset of the Q·Kᵀ block's key j (block at j0; a short block repeats the tile's last key) from a head's rows
 @ -- whose strides are `sb` (page) and `ss` (row): through the block table on a paged cache.
 @ local function block_key(sb, ss)
@@ -47,14 +51,14 @@
 $(ind)const int $(table.concat(xs, ", ")); /* the block's keys (a short block repeats its last) */
 @   if paged then
 @     local pg = {}
-@     for j = 0, KB - 1 do pg[#pg + 1] = string.format("pg%d = pages[x%d >> %d]", j, j, PS) end
+@     for j = 0, KB - 1 do pg[#pg + 1] = page_split("x" .. j, j) end
 $(ind)const ptrdiff_t $(table.concat(pg, ", "));
 @   end
 @   for _, part in ipairs(parts) do
 @     local o = {}
 @     for j = 0, KB - 1 do
 @       if paged then
-@         o[#o + 1] = string.format("%s%d = pg%d * %s + (ptrdiff_t)(x%d & %d) * %s", part[1], j, j, part[2], j, paged - 1, part[3])
+@         o[#o + 1] = string.format("%s%d = pg%d * %s + in_page%d * %s", part[1], j, j, part[2], j, part[3])
 @       else
 @         o[#o + 1] = string.format("%s%d = (ptrdiff_t)x%d * %s", part[1], j, j, part[3])
 @       end
