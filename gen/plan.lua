@@ -401,9 +401,11 @@ function plan.microkernels(isa, p, D, G)
     local function pv_name(rows) return string.format("attngen_pv_%s_%sx%d%s%s%s__%s", dim, rows, p.pvv * W, pv_stride, ty, pfs, isa.name) end
     mk.qk_name, mk.pv_name = qk_name(p.rb), pv_name(p.pr)
     if p.lanes then -- rows in the lanes: prefill's microkernel on panels of rv x W rows of Qᵀ (that row stride)
-      local pw = p.lanes.panel
-      mk.qk_lanes = { name = string.format("attngen_qk_%s_%dx%d_q%d%s__%s", dim, pw, p.lanes.kb, pw, qk_stride, isa.name),
-                      kb = p.lanes.kb, rv = p.lanes.rv, qts = pw, qs = mk.qs, unroll = isa.prefill.unroll }
+      -- (with stream prefetch: `_pf`, the block's rows of the step ahead asked for among its FMAs)
+      local pw, lpf = p.lanes.panel, p.prefetch_lanes and "_pf" or ""
+      mk.qk_lanes = { name = string.format("attngen_qk_%s_%dx%d_q%d%s%s__%s", dim, pw, p.lanes.kb, pw, qk_stride, lpf, isa.name),
+                      kb = p.lanes.kb, rv = p.lanes.rv, qts = pw, qs = mk.qs, unroll = isa.prefill.unroll,
+                      pf_rows = p.prefetch_lanes and p.lanes.kb or nil }
     end
     -- (their P·V: "spread", each column block asking for the lines of its own columns)
     local pv_pf = pf_tm and "spread" or nil

@@ -36,8 +36,9 @@ local function render(root, name, env)
   env._escape = "@"          -- '#' would collide with the C preprocessor
   env._inline_escape = "$"
   env._chunk_name = name
-  env.I, env.add, env.mul = cexpr.I, cexpr.add, cexpr.mul
-  env.ipairs, env.pairs, env.math, env.string, env.table, env.tostring = ipairs, pairs, math, string, table, tostring
+  env.I, env.add, env.mul, env.div = cexpr.I, cexpr.add, cexpr.mul, cexpr.div
+  env.ipairs, env.pairs, env.math, env.string, env.table, env.tostring, env.type = ipairs, pairs, math, string, table,
+    tostring, type
   env.spec = spec
   env.by_id = by_id
   env.kvtype = kvtype
@@ -307,7 +308,7 @@ local function section(root, isa, kernels, shared)
     end
     if mk.qk_lanes then -- decode: a kv head's rows in the vector lanes (prefill's form)
       local l = mk.qk_lanes
-      local sub = { qk_name = l.name, kb = l.kb, rv = l.rv, qts = l.qts, qs = l.qs, unroll = l.unroll }
+      local sub = { qk_name = l.name, kb = l.kb, rv = l.rv, qts = l.qts, qs = l.qs, unroll = l.unroll, pf_rows = l.pf_rows }
       list[#list + 1] = { l.name, "qk_microkernel.c.tpl", setmetatable(sub, { __index = mk }) }
     end
     for _, pv in ipairs(mk.pvs) do

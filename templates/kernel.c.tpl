@@ -113,16 +113,16 @@ $(ind)    const float *sb = hv ? $(step_rows("a->v_scale", "a->v_scale_stride", 
 $(ind)                     : $(step_rows("a->k_scale", "a->k_scale_stride", "a->k_scale_stride.seq"));
 $(ind)    const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq$(paged and ", sp = hv ? a->v_scale_stride.batch : a->k_scale_stride.batch" or "");
 @   end
-$(ind)    for (int j = $(j0); j < j1; ++j) {
+$(ind)    for (int jr = $(j0); jr < j1; ++jr) {
 @   if paged then
 @     -- one block-table read per row, for the row and its scale
-$(ind)      const int x = tk + j;
+$(ind)      const int x = tk + jr;
 $(ind)      $(page_of_x)
 @   end
-$(ind)      const $(kv.ctype) *r = rb + $(paged and "pg * rp + in_page * rs" or "j * rs");
+$(ind)      const $(kv.ctype) *r = rb + $(paged and "pg * rp + in_page * rs" or "jr * rs");
 $(ind)      for (int c = 0; c < $(D); c += 64 / (int)sizeof(*r)) $(isa.prefetch_l2("r + c"))
 @   if kv.scaled then
-$(ind)      $(isa.prefetch_l2("sb + " .. (paged and "pg * sp + in_page * ss" or "j * ss")))
+$(ind)      $(isa.prefetch_l2("sb + " .. (paged and "pg * sp + in_page * ss" or "jr * ss")))
 @   end
 $(ind)    }
 $(ind)  }
@@ -705,10 +705,11 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[$(I(plan.lanes.kb))] = $(offset_list("kh", "koff", plan.lanes.kb));
 @   if plan.prefetch_lanes then
-@     prefetch_stream("          ", "hh", "j0", I(plan.lanes.kb), "!contig")
+          /* the first panel asks for the block's rows of the step ahead among its FMAs */
+@     pf_target("          ", "j0", I(plan.lanes.kb), "token_major", "hh")
 @   end
           for (int r0 = 0; r0 < rows; r0 += $(I(plan.lanes.panel)))
-            $(mk.qk_lanes.name)(qt + r0 * $(I(kern.D)), krow, st + j0 * ms + hh * rows_pv + r0);
+            $(mk.qk_lanes.name)(qt + r0 * $(I(kern.D)), krow, st + j0 * ms + hh * rows_pv + r0$(plan.prefetch_lanes and ", pf, pfs, r0 == 0 ? pfn : 0" or ""));
         }
       }
     } else
@@ -772,12 +773,13 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
          * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
-@     -- the V rows of the step ahead: asked for here unless the token-major request above did (blocks that ask
-@     -- for their own rows make none, and this copy calls none of them)
-@     if plan.prefetch_lanes and (not plan.prefetch_token_major or mk.prefetch_in_blocks) then
-@       prefetch_stream("        ", "nh + hh", "0", "nk")
-@     end
         for (int j = 0; j < n; ++j) {
+@     -- the V rows of the step ahead: asked for here, a row per row copied, unless the token-major request above
+@     -- did (blocks that ask for their own rows make none, and this copy calls none of them); asked for at once
+@     -- before the copy, a 32-key tile's 256 requests waited for fill buffers (a shared prefix's pass, 0.95x)
+@     if plan.prefetch_lanes and (not plan.prefetch_token_major or mk.prefetch_in_blocks) then
+@       prefetch_stream("          ", "nh + hh", "j", "1")
+@     end
           const float *restrict src = $(kv.v_ptr) + (it->kvh0 + hh) * a->v_stride.head + $(paged and page_row("kt + j", "a->v_stride.batch", "vs") or "b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs");
 @     copy_row("          ", "vt + j * dp", "src")
         }

@@ -39,8 +39,13 @@ return {
     -- a kv head with at least min_rows rows filling whole vectors (a step of several queries: a shared prefix's pass,
     -- speculative decoding) computes Q·Kᵀ with its rows in the lanes, K elements broadcast (prefill's form), kb keys
     -- per block: no horizontal sums (gen/plan.lua)
-    -- (panels of rv vectors of rows, 1 when not given; `keys`: keys per tile in this form, else the layout's)
-    rows_in_lanes = { kb = 8, min_rows = 16 },
+    -- (panels of rv vectors of rows, 1 when not given; `keys`: keys per tile in this form, else the layout's).
+    -- Panels of 32 rows x 8 keys: a panel of 16 loaded 9 vectors and broadcasts for its 8 FMAs a step, more than
+    -- the load ports take at the FMAs' pace. Intel Xeon (Emerald Rapids), 8 queries of h32/kv8/d128 on 131072
+    -- rows (a shared prefix's pass), one thread: 16 x 8 in 8-key tiles 200-237 ms, 32 x 8 191-194 ms, with 32-key
+    -- tiles and the block's prefetch spread over its FMAs (qk_microkernel.c.tpl) 160-165 ms. A step of 16 rows
+    -- (4 queries) runs the row-wise blocks, 1.13-1.24x faster there than 16 x 8 panels.
+    rows_in_lanes = { kb = 8, rv = 2, keys = 32, min_rows = 32 },
     -- groups of 4+: all 4 rows of a group x 4 keys (16 accumulators), so each K vector is loaded and converted once
     -- for 4 FMAs (2 x 8 converted every K vector twice). h32/kv8/d128 at kv_len 16384, token-major, Zen 4, in one
     -- process: fp32 7.4 against 8.0 ms, f16 4.5 against 4.7, int8 4.2 against 4.9 (its 4 x 1 blocks); alone in L1,

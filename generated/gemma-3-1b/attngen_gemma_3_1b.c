@@ -842,10 +842,10 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d256_4x3_t32_ro
   }
 }
 
-/* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=8 keys j and 16 query rows r (QT is the scaled Q tile,
- * transposed so rows are vector lanes, row stride 16); K rows are read in place, each element broadcast once per row vector. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d256_16x8_q16_t32__avx512(const float *restrict qt,
-    const float *const *restrict krow, float *restrict st)
+/* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=8 keys j and 32 query rows r (QT is the scaled Q tile,
+ * transposed so rows are vector lanes, row stride 32); K rows are read in place, each element broadcast once per row vector. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d256_32x8_q32_t32_pf__avx512(const float *restrict qt,
+    const float *const *restrict krow, float *restrict st, const float *pf, ptrdiff_t pfs, int pfn)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -855,312 +855,328 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d256_16x8_q16_t32_
   const float *restrict k5 = krow[5];
   const float *restrict k6 = krow[6];
   const float *restrict k7 = krow[7];
-  __m512 acc0_0 = _mm512_setzero_ps();
-  __m512 acc1_0 = _mm512_setzero_ps();
-  __m512 acc2_0 = _mm512_setzero_ps();
-  __m512 acc3_0 = _mm512_setzero_ps();
-  __m512 acc4_0 = _mm512_setzero_ps();
-  __m512 acc5_0 = _mm512_setzero_ps();
-  __m512 acc6_0 = _mm512_setzero_ps();
-  __m512 acc7_0 = _mm512_setzero_ps();
+  __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps();
+  __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps();
+  __m512 acc2_0 = _mm512_setzero_ps(), acc2_1 = _mm512_setzero_ps();
+  __m512 acc3_0 = _mm512_setzero_ps(), acc3_1 = _mm512_setzero_ps();
+  __m512 acc4_0 = _mm512_setzero_ps(), acc4_1 = _mm512_setzero_ps();
+  __m512 acc5_0 = _mm512_setzero_ps(), acc5_1 = _mm512_setzero_ps();
+  __m512 acc6_0 = _mm512_setzero_ps(), acc6_1 = _mm512_setzero_ps();
+  __m512 acc7_0 = _mm512_setzero_ps(), acc7_1 = _mm512_setzero_ps();
   for (int k = 0; k < 256; k += 32) {
-    { const __m512 q0 = _mm512_loadu_ps(qt + k * 16);
-      { const __m512 kb = _mm512_set1_ps(*(k0 + k)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k1 + k)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k2 + k)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k3 + k)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k4 + k)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k5 + k)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k6 + k)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k7 + k)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 1) * 16);
-      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 1)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 1)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 1)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 1)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 1)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 1)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 1)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 1)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 2) * 16);
-      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 2)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 2)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 2)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 2)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 2)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 2)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 2)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 2)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 3) * 16);
-      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 3)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 3)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 3)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 3)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 3)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 3)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 3)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 3)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 4) * 16);
-      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 4)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 4)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 4)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 4)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 4)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 4)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 4)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 4)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 5) * 16);
-      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 5)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 5)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 5)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 5)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 5)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 5)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 5)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 5)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 6) * 16);
-      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 6)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 6)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 6)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 6)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 6)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 6)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 6)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 6)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 7) * 16);
-      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 7)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 7)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 7)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 7)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 7)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 7)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 7)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 7)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 8) * 16);
-      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 8)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 8)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 8)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 8)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 8)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 8)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 8)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 8)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 9) * 16);
-      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 9)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 9)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 9)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 9)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 9)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 9)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 9)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 9)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 10) * 16);
-      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 10)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 10)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 10)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 10)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 10)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 10)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 10)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 10)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 11) * 16);
-      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 11)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 11)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 11)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 11)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 11)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 11)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 11)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 11)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 12) * 16);
-      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 12)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 12)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 12)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 12)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 12)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 12)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 12)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 12)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 13) * 16);
-      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 13)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 13)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 13)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 13)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 13)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 13)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 13)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 13)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 14) * 16);
-      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 14)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 14)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 14)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 14)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 14)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 14)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 14)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 14)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 15) * 16);
-      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 15)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 15)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 15)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 15)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 15)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 15)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 15)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 15)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 16) * 16);
-      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 16)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 16)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 16)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 16)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 16)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 16)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 16)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 16)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 17) * 16);
-      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 17)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 17)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 17)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 17)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 17)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 17)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 17)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 17)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 18) * 16);
-      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 18)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 18)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 18)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 18)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 18)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 18)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 18)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 18)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 19) * 16);
-      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 19)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 19)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 19)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 19)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 19)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 19)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 19)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 19)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 20) * 16);
-      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 20)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 20)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 20)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 20)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 20)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 20)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 20)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 20)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 21) * 16);
-      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 21)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 21)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 21)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 21)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 21)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 21)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 21)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 21)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 22) * 16);
-      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 22)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 22)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 22)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 22)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 22)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 22)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 22)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 22)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 23) * 16);
-      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 23)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 23)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 23)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 23)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 23)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 23)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 23)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 23)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 24) * 16);
-      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 24)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 24)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 24)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 24)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 24)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 24)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 24)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 24)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 25) * 16);
-      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 25)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 25)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 25)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 25)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 25)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 25)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 25)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 25)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 26) * 16);
-      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 26)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 26)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 26)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 26)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 26)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 26)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 26)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 26)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 27) * 16);
-      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 27)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 27)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 27)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 27)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 27)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 27)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 27)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 27)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 28) * 16);
-      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 28)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 28)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 28)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 28)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 28)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 28)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 28)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 28)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 29) * 16);
-      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 29)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 29)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 29)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 29)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 29)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 29)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 29)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 29)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 30) * 16);
-      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 30)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 30)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 30)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 30)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 30)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 30)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 30)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 30)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 31) * 16);
-      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 31)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 31)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 31)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 31)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 31)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 31)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 31)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); }
-      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 31)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); } }
+    if (k / 32 < pfn) _mm_prefetch((const char *)(pf + (k / 32) * pfs), _MM_HINT_T1);
+    { const __m512 q0 = _mm512_loadu_ps(qt + k * 32); const __m512 q1 = _mm512_loadu_ps(qt + k * 32 + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 1) * 32); const __m512 q1 = _mm512_loadu_ps(qt + (k + 1) * 32 + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 1)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 1)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 1)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 1)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 1)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 1)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 1)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 1)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
+    if (k / 32 < pfn) _mm_prefetch((const char *)(pf + (k / 32) * pfs + 16), _MM_HINT_T1);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 2) * 32); const __m512 q1 = _mm512_loadu_ps(qt + (k + 2) * 32 + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 2)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 2)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 2)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 2)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 2)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 2)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 2)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 2)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 3) * 32); const __m512 q1 = _mm512_loadu_ps(qt + (k + 3) * 32 + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 3)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 3)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 3)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 3)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 3)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 3)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 3)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 3)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
+    if (k / 32 < pfn) _mm_prefetch((const char *)(pf + (k / 32) * pfs + 32), _MM_HINT_T1);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 4) * 32); const __m512 q1 = _mm512_loadu_ps(qt + (k + 4) * 32 + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 4)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 4)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 4)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 4)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 4)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 4)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 4)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 4)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 5) * 32); const __m512 q1 = _mm512_loadu_ps(qt + (k + 5) * 32 + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 5)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 5)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 5)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 5)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 5)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 5)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 5)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 5)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
+    if (k / 32 < pfn) _mm_prefetch((const char *)(pf + (k / 32) * pfs + 48), _MM_HINT_T1);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 6) * 32); const __m512 q1 = _mm512_loadu_ps(qt + (k + 6) * 32 + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 6)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 6)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 6)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 6)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 6)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 6)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 6)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 6)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 7) * 32); const __m512 q1 = _mm512_loadu_ps(qt + (k + 7) * 32 + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 7)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 7)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 7)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 7)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 7)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 7)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 7)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 7)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
+    if (k / 32 < pfn) _mm_prefetch((const char *)(pf + (k / 32) * pfs + 64), _MM_HINT_T1);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 8) * 32); const __m512 q1 = _mm512_loadu_ps(qt + (k + 8) * 32 + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 8)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 8)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 8)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 8)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 8)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 8)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 8)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 8)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 9) * 32); const __m512 q1 = _mm512_loadu_ps(qt + (k + 9) * 32 + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 9)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 9)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 9)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 9)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 9)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 9)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 9)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 9)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
+    if (k / 32 < pfn) _mm_prefetch((const char *)(pf + (k / 32) * pfs + 80), _MM_HINT_T1);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 10) * 32); const __m512 q1 = _mm512_loadu_ps(qt + (k + 10) * 32 + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 10)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 10)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 10)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 10)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 10)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 10)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 10)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 10)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 11) * 32); const __m512 q1 = _mm512_loadu_ps(qt + (k + 11) * 32 + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 11)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 11)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 11)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 11)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 11)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 11)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 11)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 11)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
+    if (k / 32 < pfn) _mm_prefetch((const char *)(pf + (k / 32) * pfs + 96), _MM_HINT_T1);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 12) * 32); const __m512 q1 = _mm512_loadu_ps(qt + (k + 12) * 32 + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 12)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 12)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 12)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 12)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 12)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 12)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 12)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 12)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 13) * 32); const __m512 q1 = _mm512_loadu_ps(qt + (k + 13) * 32 + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 13)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 13)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 13)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 13)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 13)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 13)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 13)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 13)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
+    if (k / 32 < pfn) _mm_prefetch((const char *)(pf + (k / 32) * pfs + 112), _MM_HINT_T1);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 14) * 32); const __m512 q1 = _mm512_loadu_ps(qt + (k + 14) * 32 + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 14)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 14)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 14)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 14)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 14)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 14)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 14)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 14)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 15) * 32); const __m512 q1 = _mm512_loadu_ps(qt + (k + 15) * 32 + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 15)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 15)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 15)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 15)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 15)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 15)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 15)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 15)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
+    if (k / 32 < pfn) _mm_prefetch((const char *)(pf + (k / 32) * pfs + 128), _MM_HINT_T1);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 16) * 32); const __m512 q1 = _mm512_loadu_ps(qt + (k + 16) * 32 + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 16)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 16)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 16)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 16)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 16)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 16)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 16)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 16)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 17) * 32); const __m512 q1 = _mm512_loadu_ps(qt + (k + 17) * 32 + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 17)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 17)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 17)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 17)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 17)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 17)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 17)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 17)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
+    if (k / 32 < pfn) _mm_prefetch((const char *)(pf + (k / 32) * pfs + 144), _MM_HINT_T1);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 18) * 32); const __m512 q1 = _mm512_loadu_ps(qt + (k + 18) * 32 + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 18)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 18)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 18)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 18)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 18)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 18)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 18)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 18)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 19) * 32); const __m512 q1 = _mm512_loadu_ps(qt + (k + 19) * 32 + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 19)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 19)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 19)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 19)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 19)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 19)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 19)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 19)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
+    if (k / 32 < pfn) _mm_prefetch((const char *)(pf + (k / 32) * pfs + 160), _MM_HINT_T1);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 20) * 32); const __m512 q1 = _mm512_loadu_ps(qt + (k + 20) * 32 + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 20)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 20)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 20)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 20)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 20)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 20)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 20)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 20)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 21) * 32); const __m512 q1 = _mm512_loadu_ps(qt + (k + 21) * 32 + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 21)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 21)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 21)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 21)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 21)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 21)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 21)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 21)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
+    if (k / 32 < pfn) _mm_prefetch((const char *)(pf + (k / 32) * pfs + 176), _MM_HINT_T1);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 22) * 32); const __m512 q1 = _mm512_loadu_ps(qt + (k + 22) * 32 + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 22)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 22)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 22)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 22)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 22)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 22)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 22)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 22)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 23) * 32); const __m512 q1 = _mm512_loadu_ps(qt + (k + 23) * 32 + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 23)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 23)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 23)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 23)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 23)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 23)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 23)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 23)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
+    if (k / 32 < pfn) _mm_prefetch((const char *)(pf + (k / 32) * pfs + 192), _MM_HINT_T1);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 24) * 32); const __m512 q1 = _mm512_loadu_ps(qt + (k + 24) * 32 + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 24)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 24)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 24)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 24)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 24)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 24)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 24)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 24)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 25) * 32); const __m512 q1 = _mm512_loadu_ps(qt + (k + 25) * 32 + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 25)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 25)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 25)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 25)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 25)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 25)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 25)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 25)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
+    if (k / 32 < pfn) _mm_prefetch((const char *)(pf + (k / 32) * pfs + 208), _MM_HINT_T1);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 26) * 32); const __m512 q1 = _mm512_loadu_ps(qt + (k + 26) * 32 + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 26)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 26)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 26)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 26)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 26)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 26)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 26)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 26)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 27) * 32); const __m512 q1 = _mm512_loadu_ps(qt + (k + 27) * 32 + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 27)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 27)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 27)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 27)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 27)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 27)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 27)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 27)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
+    if (k / 32 < pfn) _mm_prefetch((const char *)(pf + (k / 32) * pfs + 224), _MM_HINT_T1);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 28) * 32); const __m512 q1 = _mm512_loadu_ps(qt + (k + 28) * 32 + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 28)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 28)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 28)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 28)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 28)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 28)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 28)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 28)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 29) * 32); const __m512 q1 = _mm512_loadu_ps(qt + (k + 29) * 32 + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 29)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 29)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 29)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 29)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 29)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 29)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 29)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 29)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
+    if (k / 32 < pfn) _mm_prefetch((const char *)(pf + (k / 32) * pfs + 240), _MM_HINT_T1);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 30) * 32); const __m512 q1 = _mm512_loadu_ps(qt + (k + 30) * 32 + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 30)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 30)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 30)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 30)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 30)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 30)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 30)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 30)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 31) * 32); const __m512 q1 = _mm512_loadu_ps(qt + (k + 31) * 32 + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 31)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 31)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 31)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 31)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 31)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 31)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 31)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 31)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
   }
-  _mm512_storeu_ps(st, acc0_0);
-  _mm512_storeu_ps(st + 32, acc1_0);
-  _mm512_storeu_ps(st + 64, acc2_0);
-  _mm512_storeu_ps(st + 96, acc3_0);
-  _mm512_storeu_ps(st + 128, acc4_0);
-  _mm512_storeu_ps(st + 160, acc5_0);
-  _mm512_storeu_ps(st + 192, acc6_0);
-  _mm512_storeu_ps(st + 224, acc7_0);
+  _mm512_storeu_ps(st, acc0_0); _mm512_storeu_ps(st + 16, acc0_1);
+  _mm512_storeu_ps(st + 32, acc1_0); _mm512_storeu_ps(st + 48, acc1_1);
+  _mm512_storeu_ps(st + 64, acc2_0); _mm512_storeu_ps(st + 80, acc2_1);
+  _mm512_storeu_ps(st + 96, acc3_0); _mm512_storeu_ps(st + 112, acc3_1);
+  _mm512_storeu_ps(st + 128, acc4_0); _mm512_storeu_ps(st + 144, acc4_1);
+  _mm512_storeu_ps(st + 160, acc5_0); _mm512_storeu_ps(st + 176, acc5_1);
+  _mm512_storeu_ps(st + 192, acc6_0); _mm512_storeu_ps(st + 208, acc6_1);
+  _mm512_storeu_ps(st + 224, acc7_0); _mm512_storeu_ps(st + 240, acc7_1);
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
@@ -1832,7 +1848,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_window_decode__avx512(
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
   /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole panels (no horizontal sums) */
-  const int lanes = rows >= 16 && rows % 16 == 0 && rows_pv == rows;
+  const int lanes = rows >= 32 && rows % 32 == 0 && rows_pv == rows;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -1875,9 +1891,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_window_decode__avx512(
         for (; k < 256; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) { /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 32 rows (row stride 32), through O's space */
       for (int r = 0; r < rows; ++r)
-        for (int k = 0; k < 256; ++k) ot[(r / 16) * 4096 + k * 16 + r % 16] = qt[r * dp + k];
+        for (int k = 0; k < 256; ++k) ot[(r / 32) * 8192 + k * 32 + r % 32] = qt[r * dp + k];
       memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
@@ -1920,7 +1936,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_window_decode__avx512(
    * 8 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 256 && vs == 256;
-  const int nk = contig ? 8 : 8;
+  const int nk = contig ? 8 : lanes ? 32 : 8; /* rows in the lanes: tiles of whole key blocks */
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
    * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 256 * (int)sizeof(*a->k));
@@ -1946,22 +1962,23 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_window_decode__avx512(
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3, kh + koff4, kh + koff5, kh + koff6, kh + koff7 };
+          /* the first panel asks for the block's rows of the step ahead among its FMAs */
+          const float *pf = NULL;
+          int pfn = 0;
+          ptrdiff_t pfs = 0;
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
-            if (j0 < j1) {
-              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const float *r = rb + j * rs;
-                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-              }
+            const int x = tk + j0;
+            pfn = kend - x < 8 ? kend - x : 8; /* rows past the sequence's end: none */
+            if (pfn > 0) {
+              pf = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs + (ptrdiff_t)j0 * vs
+                      : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks + (ptrdiff_t)j0 * ks;
+              pfs = hv ? vs : ks;
             }
           }
-          for (int r0 = 0; r0 < rows; r0 += 16)
-            attngen_qk_d256_16x8_q16_t32__avx512(qt + r0 * 256, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (int r0 = 0; r0 < rows; r0 += 32)
+            attngen_qk_d256_32x8_q32_t32_pf__avx512(qt + r0 * 256, krow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0);
         }
       }
     } else
@@ -1978,8 +1995,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_window_decode__avx512(
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
               const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const float *r = rb + j * rs;
+              for (int jr = j0; jr < j1; ++jr) {
+                const float *r = rb + jr * rs;
                 for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
               }
             }
@@ -2064,21 +2081,21 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_window_decode__avx512(
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
          * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
-        {
-          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-          const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
-          if (0 < j1) {
-            const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                 : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-            const ptrdiff_t rs = hv ? vs : ks;
-            for (int j = 0; j < j1; ++j) {
-              const float *r = rb + j * rs;
-              for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+        for (int j = 0; j < n; ++j) {
+          {
+            const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+            if (j < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int jr = j; jr < j1; ++jr) {
+                const float *r = rb + jr * rs;
+                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
             }
           }
-        }
-        for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
           int c = 0;
@@ -2170,7 +2187,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_window_decode_
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
   /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole panels (no horizontal sums) */
-  const int lanes = rows >= 16 && rows % 16 == 0 && rows_pv == rows;
+  const int lanes = rows >= 32 && rows % 32 == 0 && rows_pv == rows;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -2213,9 +2230,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_window_decode_
         for (; k < 256; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) { /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 32 rows (row stride 32), through O's space */
       for (int r = 0; r < rows; ++r)
-        for (int k = 0; k < 256; ++k) ot[(r / 16) * 4096 + k * 16 + r % 16] = qt[r * dp + k];
+        for (int k = 0; k < 256; ++k) ot[(r / 32) * 8192 + k * 32 + r % 32] = qt[r * dp + k];
       memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
@@ -2259,7 +2276,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_window_decode_
    * 8 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 256 && vs == 256;
-  const int nk = contig ? 8 : 8;
+  const int nk = contig ? 8 : lanes ? 32 : 8; /* rows in the lanes: tiles of whole key blocks */
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
    * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 256 * (int)sizeof(*a->k));
@@ -2285,22 +2302,23 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_window_decode_
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3, kh + koff4, kh + koff5, kh + koff6, kh + koff7 };
+          /* the first panel asks for the block's rows of the step ahead among its FMAs */
+          const float *pf = NULL;
+          int pfn = 0;
+          ptrdiff_t pfs = 0;
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
-            if (j0 < j1) {
-              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const float *r = rb + j * rs;
-                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-              }
+            const int x = tk + j0;
+            pfn = kend - x < 8 ? kend - x : 8; /* rows past the sequence's end: none */
+            if (pfn > 0) {
+              pf = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs + (ptrdiff_t)j0 * vs
+                      : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks + (ptrdiff_t)j0 * ks;
+              pfs = hv ? vs : ks;
             }
           }
-          for (int r0 = 0; r0 < rows; r0 += 16)
-            attngen_qk_d256_16x8_q16_t32__avx512(qt + r0 * 256, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (int r0 = 0; r0 < rows; r0 += 32)
+            attngen_qk_d256_32x8_q32_t32_pf__avx512(qt + r0 * 256, krow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0);
         }
       }
     } else
@@ -2317,8 +2335,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_window_decode_
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
               const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const float *r = rb + j * rs;
+              for (int jr = j0; jr < j1; ++jr) {
+                const float *r = rb + jr * rs;
                 for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
               }
             }
@@ -2403,21 +2421,21 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_window_decode_
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
          * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
-        {
-          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-          const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
-          if (0 < j1) {
-            const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                 : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-            const ptrdiff_t rs = hv ? vs : ks;
-            for (int j = 0; j < j1; ++j) {
-              const float *r = rb + j * rs;
-              for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+        for (int j = 0; j < n; ++j) {
+          {
+            const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+            if (j < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int jr = j; jr < j1; ++jr) {
+                const float *r = rb + jr * rs;
+                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
             }
           }
-        }
-        for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
           int c = 0;
@@ -2880,7 +2898,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_decode__avx512(const a
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
   /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole panels (no horizontal sums) */
-  const int lanes = rows >= 16 && rows % 16 == 0 && rows_pv == rows;
+  const int lanes = rows >= 32 && rows % 32 == 0 && rows_pv == rows;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -2923,9 +2941,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_decode__avx512(const a
         for (; k < 256; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) { /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 32 rows (row stride 32), through O's space */
       for (int r = 0; r < rows; ++r)
-        for (int k = 0; k < 256; ++k) ot[(r / 16) * 4096 + k * 16 + r % 16] = qt[r * dp + k];
+        for (int k = 0; k < 256; ++k) ot[(r / 32) * 8192 + k * 32 + r % 32] = qt[r * dp + k];
       memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
@@ -2959,7 +2977,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_decode__avx512(const a
    * 8 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 256 && vs == 256;
-  const int nk = contig ? 8 : 8;
+  const int nk = contig ? 8 : lanes ? 32 : 8; /* rows in the lanes: tiles of whole key blocks */
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
    * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 256 * (int)sizeof(*a->k));
@@ -2984,22 +3002,23 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_decode__avx512(const a
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3, kh + koff4, kh + koff5, kh + koff6, kh + koff7 };
+          /* the first panel asks for the block's rows of the step ahead among its FMAs */
+          const float *pf = NULL;
+          int pfn = 0;
+          ptrdiff_t pfs = 0;
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
-            if (j0 < j1) {
-              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const float *r = rb + j * rs;
-                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-              }
+            const int x = tk + j0;
+            pfn = kend - x < 8 ? kend - x : 8; /* rows past the sequence's end: none */
+            if (pfn > 0) {
+              pf = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs + (ptrdiff_t)j0 * vs
+                      : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks + (ptrdiff_t)j0 * ks;
+              pfs = hv ? vs : ks;
             }
           }
-          for (int r0 = 0; r0 < rows; r0 += 16)
-            attngen_qk_d256_16x8_q16_t32__avx512(qt + r0 * 256, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (int r0 = 0; r0 < rows; r0 += 32)
+            attngen_qk_d256_32x8_q32_t32_pf__avx512(qt + r0 * 256, krow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0);
         }
       }
     } else
@@ -3016,8 +3035,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_decode__avx512(const a
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
               const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const float *r = rb + j * rs;
+              for (int jr = j0; jr < j1; ++jr) {
+                const float *r = rb + jr * rs;
                 for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
               }
             }
@@ -3096,21 +3115,21 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_decode__avx512(const a
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
          * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
-        {
-          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-          const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
-          if (0 < j1) {
-            const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                 : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-            const ptrdiff_t rs = hv ? vs : ks;
-            for (int j = 0; j < j1; ++j) {
-              const float *r = rb + j * rs;
-              for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+        for (int j = 0; j < n; ++j) {
+          {
+            const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+            if (j < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int jr = j; jr < j1; ++jr) {
+                const float *r = rb + jr * rs;
+                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
             }
           }
-        }
-        for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
           int c = 0;
@@ -3202,7 +3221,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_decode__avx512
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
   /* Q·Kᵀ with each kv head's rows in the vector lanes when they fill whole panels (no horizontal sums) */
-  const int lanes = rows >= 16 && rows % 16 == 0 && rows_pv == rows;
+  const int lanes = rows >= 32 && rows % 32 == 0 && rows_pv == rows;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -3245,9 +3264,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_decode__avx512
         for (; k < 256; ++k) y[k] = qrow[k] * scale;
       }
     }
-    if (lanes) { /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
+    if (lanes) { /* rows in the lanes: Qᵀ in panels of 32 rows (row stride 32), through O's space */
       for (int r = 0; r < rows; ++r)
-        for (int k = 0; k < 256; ++k) ot[(r / 16) * 4096 + k * 16 + r % 16] = qt[r * dp + k];
+        for (int k = 0; k < 256; ++k) ot[(r / 32) * 8192 + k * 32 + r % 32] = qt[r * dp + k];
       memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
@@ -3282,7 +3301,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_decode__avx512
    * 8 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 256 && vs == 256;
-  const int nk = contig ? 8 : 8;
+  const int nk = contig ? 8 : lanes ? 32 : 8; /* rows in the lanes: tiles of whole key blocks */
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
    * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
   const int ahead = 1 + (65536 - 1) / (nk * 256 * (int)sizeof(*a->k));
@@ -3307,22 +3326,23 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_decode__avx512
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3, kh + koff4, kh + koff5, kh + koff6, kh + koff7 };
+          /* the first panel asks for the block's rows of the step ahead among its FMAs */
+          const float *pf = NULL;
+          int pfn = 0;
+          ptrdiff_t pfs = 0;
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 8 ? kend - tk : j0 + 8; /* rows past the sequence's end: none */
-            if (j0 < j1) {
-              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const float *r = rb + j * rs;
-                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-              }
+            const int x = tk + j0;
+            pfn = kend - x < 8 ? kend - x : 8; /* rows past the sequence's end: none */
+            if (pfn > 0) {
+              pf = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs + (ptrdiff_t)j0 * vs
+                      : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks + (ptrdiff_t)j0 * ks;
+              pfs = hv ? vs : ks;
             }
           }
-          for (int r0 = 0; r0 < rows; r0 += 16)
-            attngen_qk_d256_16x8_q16_t32__avx512(qt + r0 * 256, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (int r0 = 0; r0 < rows; r0 += 32)
+            attngen_qk_d256_32x8_q32_t32_pf__avx512(qt + r0 * 256, krow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0);
         }
       }
     } else
@@ -3339,8 +3359,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_decode__avx512
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
               const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const float *r = rb + j * rs;
+              for (int jr = j0; jr < j1; ++jr) {
+                const float *r = rb + jr * rs;
                 for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
               }
             }
@@ -3419,21 +3439,21 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_decode__avx512
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
          * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
-        {
-          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-          const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
-          if (0 < j1) {
-            const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                 : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-            const ptrdiff_t rs = hv ? vs : ks;
-            for (int j = 0; j < j1; ++j) {
-              const float *r = rb + j * rs;
-              for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+        for (int j = 0; j < n; ++j) {
+          {
+            const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+            if (j < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int jr = j; jr < j1; ++jr) {
+                const float *r = rb + jr * rs;
+                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
             }
           }
-        }
-        for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
           int c = 0;
@@ -4160,8 +4180,8 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d256_4x3_t32_roww
 
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=6 keys j and 16 query rows r (QT is the scaled Q tile,
  * transposed so rows are vector lanes, row stride 16); K rows are read in place, each element broadcast once per row vector. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d256_16x6_q16_t32__avx2(const float *restrict qt,
-    const float *const *restrict krow, float *restrict st)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d256_16x6_q16_t32_pf__avx2(const float *restrict qt,
+    const float *const *restrict krow, float *restrict st, const float *pf, ptrdiff_t pfs, int pfn)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -4176,6 +4196,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d256_16x6_q16_t32__a
   __m256 acc4_0 = _mm256_setzero_ps(), acc4_1 = _mm256_setzero_ps();
   __m256 acc5_0 = _mm256_setzero_ps(), acc5_1 = _mm256_setzero_ps();
   for (int k = 0; k < 256; k += 32) {
+    if (((k / 32) * 12) / 16 < pfn) _mm_prefetch((const char *)(pf + (((k / 32) * 12) / 16) * pfs + ((k / 32) * 12) % 16 * 16), _MM_HINT_T1);
     { const __m256 q0 = _mm256_loadu_ps(qt + k * 16); const __m256 q1 = _mm256_loadu_ps(qt + k * 16 + 8);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
@@ -4190,6 +4211,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d256_16x6_q16_t32__a
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 1); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
       { const __m256 kb = _mm256_broadcast_ss(k4 + k + 1); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
       { const __m256 kb = _mm256_broadcast_ss(k5 + k + 1); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    if (((k / 32) * 12 + 1) / 16 < pfn) _mm_prefetch((const char *)(pf + (((k / 32) * 12 + 1) / 16) * pfs + ((k / 32) * 12 + 1) % 16 * 16), _MM_HINT_T1);
     { const __m256 q0 = _mm256_loadu_ps(qt + (k + 2) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 2) * 16 + 8);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 2); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 2); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
@@ -4211,6 +4233,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d256_16x6_q16_t32__a
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 4); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
       { const __m256 kb = _mm256_broadcast_ss(k4 + k + 4); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
       { const __m256 kb = _mm256_broadcast_ss(k5 + k + 4); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    if (((k / 32) * 12 + 2) / 16 < pfn) _mm_prefetch((const char *)(pf + (((k / 32) * 12 + 2) / 16) * pfs + ((k / 32) * 12 + 2) % 16 * 16), _MM_HINT_T1);
     { const __m256 q0 = _mm256_loadu_ps(qt + (k + 5) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 5) * 16 + 8);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 5); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 5); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
@@ -4232,6 +4255,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d256_16x6_q16_t32__a
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 7); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
       { const __m256 kb = _mm256_broadcast_ss(k4 + k + 7); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
       { const __m256 kb = _mm256_broadcast_ss(k5 + k + 7); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    if (((k / 32) * 12 + 3) / 16 < pfn) _mm_prefetch((const char *)(pf + (((k / 32) * 12 + 3) / 16) * pfs + ((k / 32) * 12 + 3) % 16 * 16), _MM_HINT_T1);
     { const __m256 q0 = _mm256_loadu_ps(qt + (k + 8) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 8) * 16 + 8);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 8); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 8); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
@@ -4246,6 +4270,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d256_16x6_q16_t32__a
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 9); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
       { const __m256 kb = _mm256_broadcast_ss(k4 + k + 9); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
       { const __m256 kb = _mm256_broadcast_ss(k5 + k + 9); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    if (((k / 32) * 12 + 4) / 16 < pfn) _mm_prefetch((const char *)(pf + (((k / 32) * 12 + 4) / 16) * pfs + ((k / 32) * 12 + 4) % 16 * 16), _MM_HINT_T1);
     { const __m256 q0 = _mm256_loadu_ps(qt + (k + 10) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 10) * 16 + 8);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 10); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 10); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
@@ -4267,6 +4292,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d256_16x6_q16_t32__a
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 12); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
       { const __m256 kb = _mm256_broadcast_ss(k4 + k + 12); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
       { const __m256 kb = _mm256_broadcast_ss(k5 + k + 12); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    if (((k / 32) * 12 + 5) / 16 < pfn) _mm_prefetch((const char *)(pf + (((k / 32) * 12 + 5) / 16) * pfs + ((k / 32) * 12 + 5) % 16 * 16), _MM_HINT_T1);
     { const __m256 q0 = _mm256_loadu_ps(qt + (k + 13) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 13) * 16 + 8);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 13); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 13); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
@@ -4288,6 +4314,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d256_16x6_q16_t32__a
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 15); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
       { const __m256 kb = _mm256_broadcast_ss(k4 + k + 15); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
       { const __m256 kb = _mm256_broadcast_ss(k5 + k + 15); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    if (((k / 32) * 12 + 6) / 16 < pfn) _mm_prefetch((const char *)(pf + (((k / 32) * 12 + 6) / 16) * pfs + ((k / 32) * 12 + 6) % 16 * 16), _MM_HINT_T1);
     { const __m256 q0 = _mm256_loadu_ps(qt + (k + 16) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 16) * 16 + 8);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 16); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 16); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
@@ -4302,6 +4329,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d256_16x6_q16_t32__a
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 17); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
       { const __m256 kb = _mm256_broadcast_ss(k4 + k + 17); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
       { const __m256 kb = _mm256_broadcast_ss(k5 + k + 17); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    if (((k / 32) * 12 + 7) / 16 < pfn) _mm_prefetch((const char *)(pf + (((k / 32) * 12 + 7) / 16) * pfs + ((k / 32) * 12 + 7) % 16 * 16), _MM_HINT_T1);
     { const __m256 q0 = _mm256_loadu_ps(qt + (k + 18) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 18) * 16 + 8);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 18); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 18); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
@@ -4323,6 +4351,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d256_16x6_q16_t32__a
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 20); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
       { const __m256 kb = _mm256_broadcast_ss(k4 + k + 20); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
       { const __m256 kb = _mm256_broadcast_ss(k5 + k + 20); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    if (((k / 32) * 12 + 8) / 16 < pfn) _mm_prefetch((const char *)(pf + (((k / 32) * 12 + 8) / 16) * pfs + ((k / 32) * 12 + 8) % 16 * 16), _MM_HINT_T1);
     { const __m256 q0 = _mm256_loadu_ps(qt + (k + 21) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 21) * 16 + 8);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 21); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 21); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
@@ -4344,6 +4373,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d256_16x6_q16_t32__a
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 23); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
       { const __m256 kb = _mm256_broadcast_ss(k4 + k + 23); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
       { const __m256 kb = _mm256_broadcast_ss(k5 + k + 23); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    if (((k / 32) * 12 + 9) / 16 < pfn) _mm_prefetch((const char *)(pf + (((k / 32) * 12 + 9) / 16) * pfs + ((k / 32) * 12 + 9) % 16 * 16), _MM_HINT_T1);
     { const __m256 q0 = _mm256_loadu_ps(qt + (k + 24) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 24) * 16 + 8);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 24); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 24); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
@@ -4358,6 +4388,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d256_16x6_q16_t32__a
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 25); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
       { const __m256 kb = _mm256_broadcast_ss(k4 + k + 25); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
       { const __m256 kb = _mm256_broadcast_ss(k5 + k + 25); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    if (((k / 32) * 12 + 10) / 16 < pfn) _mm_prefetch((const char *)(pf + (((k / 32) * 12 + 10) / 16) * pfs + ((k / 32) * 12 + 10) % 16 * 16), _MM_HINT_T1);
     { const __m256 q0 = _mm256_loadu_ps(qt + (k + 26) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 26) * 16 + 8);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 26); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 26); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
@@ -4379,6 +4410,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d256_16x6_q16_t32__a
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 28); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); }
       { const __m256 kb = _mm256_broadcast_ss(k4 + k + 28); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm256_fmadd_ps(q1, kb, acc4_1); }
       { const __m256 kb = _mm256_broadcast_ss(k5 + k + 28); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm256_fmadd_ps(q1, kb, acc5_1); } }
+    if (((k / 32) * 12 + 11) / 16 < pfn) _mm_prefetch((const char *)(pf + (((k / 32) * 12 + 11) / 16) * pfs + ((k / 32) * 12 + 11) % 16 * 16), _MM_HINT_T1);
     { const __m256 q0 = _mm256_loadu_ps(qt + (k + 29) * 16); const __m256 q1 = _mm256_loadu_ps(qt + (k + 29) * 16 + 8);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 29); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 29); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); }
@@ -5330,22 +5362,23 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_window_decode__avx2(cons
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[6] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3, kh + koff4, kh + koff5 };
+          /* the first panel asks for the block's rows of the step ahead among its FMAs */
+          const float *pf = NULL;
+          int pfn = 0;
+          ptrdiff_t pfs = 0;
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 6 ? kend - tk : j0 + 6; /* rows past the sequence's end: none */
-            if (j0 < j1) {
-              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const float *r = rb + j * rs;
-                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-              }
+            const int x = tk + j0;
+            pfn = kend - x < 6 ? kend - x : 6; /* rows past the sequence's end: none */
+            if (pfn > 0) {
+              pf = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs + (ptrdiff_t)j0 * vs
+                      : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks + (ptrdiff_t)j0 * ks;
+              pfs = hv ? vs : ks;
             }
           }
           for (int r0 = 0; r0 < rows; r0 += 16)
-            attngen_qk_d256_16x6_q16_t32__avx2(qt + r0 * 256, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qk_d256_16x6_q16_t32_pf__avx2(qt + r0 * 256, krow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0);
         }
       }
     } else
@@ -5362,8 +5395,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_window_decode__avx2(cons
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
               const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const float *r = rb + j * rs;
+              for (int jr = j0; jr < j1; ++jr) {
+                const float *r = rb + jr * rs;
                 for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
               }
             }
@@ -5434,21 +5467,21 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_window_decode__avx2(cons
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
          * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
-        {
-          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-          const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
-          if (0 < j1) {
-            const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                 : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-            const ptrdiff_t rs = hv ? vs : ks;
-            for (int j = 0; j < j1; ++j) {
-              const float *r = rb + j * rs;
-              for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+        for (int j = 0; j < n; ++j) {
+          {
+            const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+            if (j < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int jr = j; jr < j1; ++jr) {
+                const float *r = rb + jr * rs;
+                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
             }
           }
-        }
-        for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
           int c = 0;
@@ -5640,22 +5673,23 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_window_decode__a
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[6] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3, kh + koff4, kh + koff5 };
+          /* the first panel asks for the block's rows of the step ahead among its FMAs */
+          const float *pf = NULL;
+          int pfn = 0;
+          ptrdiff_t pfs = 0;
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 6 ? kend - tk : j0 + 6; /* rows past the sequence's end: none */
-            if (j0 < j1) {
-              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const float *r = rb + j * rs;
-                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-              }
+            const int x = tk + j0;
+            pfn = kend - x < 6 ? kend - x : 6; /* rows past the sequence's end: none */
+            if (pfn > 0) {
+              pf = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs + (ptrdiff_t)j0 * vs
+                      : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks + (ptrdiff_t)j0 * ks;
+              pfs = hv ? vs : ks;
             }
           }
           for (int r0 = 0; r0 < rows; r0 += 16)
-            attngen_qk_d256_16x6_q16_t32__avx2(qt + r0 * 256, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qk_d256_16x6_q16_t32_pf__avx2(qt + r0 * 256, krow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0);
         }
       }
     } else
@@ -5672,8 +5706,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_window_decode__a
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
               const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const float *r = rb + j * rs;
+              for (int jr = j0; jr < j1; ++jr) {
+                const float *r = rb + jr * rs;
                 for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
               }
             }
@@ -5744,21 +5778,21 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_window_decode__a
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
          * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
-        {
-          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-          const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
-          if (0 < j1) {
-            const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                 : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-            const ptrdiff_t rs = hv ? vs : ks;
-            for (int j = 0; j < j1; ++j) {
-              const float *r = rb + j * rs;
-              for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+        for (int j = 0; j < n; ++j) {
+          {
+            const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+            if (j < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int jr = j; jr < j1; ++jr) {
+                const float *r = rb + jr * rs;
+                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
             }
           }
-        }
-        for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
           int c = 0;
@@ -6310,22 +6344,23 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_decode__avx2(const attng
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[6] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3, kh + koff4, kh + koff5 };
+          /* the first panel asks for the block's rows of the step ahead among its FMAs */
+          const float *pf = NULL;
+          int pfn = 0;
+          ptrdiff_t pfs = 0;
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 6 ? kend - tk : j0 + 6; /* rows past the sequence's end: none */
-            if (j0 < j1) {
-              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const float *r = rb + j * rs;
-                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-              }
+            const int x = tk + j0;
+            pfn = kend - x < 6 ? kend - x : 6; /* rows past the sequence's end: none */
+            if (pfn > 0) {
+              pf = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs + (ptrdiff_t)j0 * vs
+                      : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks + (ptrdiff_t)j0 * ks;
+              pfs = hv ? vs : ks;
             }
           }
           for (int r0 = 0; r0 < rows; r0 += 16)
-            attngen_qk_d256_16x6_q16_t32__avx2(qt + r0 * 256, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qk_d256_16x6_q16_t32_pf__avx2(qt + r0 * 256, krow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0);
         }
       }
     } else
@@ -6342,8 +6377,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_decode__avx2(const attng
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
               const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const float *r = rb + j * rs;
+              for (int jr = j0; jr < j1; ++jr) {
+                const float *r = rb + jr * rs;
                 for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
               }
             }
@@ -6408,21 +6443,21 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_decode__avx2(const attng
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
          * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
-        {
-          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-          const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
-          if (0 < j1) {
-            const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                 : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-            const ptrdiff_t rs = hv ? vs : ks;
-            for (int j = 0; j < j1; ++j) {
-              const float *r = rb + j * rs;
-              for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+        for (int j = 0; j < n; ++j) {
+          {
+            const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+            if (j < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int jr = j; jr < j1; ++jr) {
+                const float *r = rb + jr * rs;
+                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
             }
           }
-        }
-        for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
           int c = 0;
@@ -6604,22 +6639,23 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_decode__avx2(con
           const float *restrict qt = state + hh * state_floats;
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[6] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3, kh + koff4, kh + koff5 };
+          /* the first panel asks for the block's rows of the step ahead among its FMAs */
+          const float *pf = NULL;
+          int pfn = 0;
+          ptrdiff_t pfs = 0;
           if (!contig) {
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j0 + 6 ? kend - tk : j0 + 6; /* rows past the sequence's end: none */
-            if (j0 < j1) {
-              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const float *r = rb + j * rs;
-                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-              }
+            const int x = tk + j0;
+            pfn = kend - x < 6 ? kend - x : 6; /* rows past the sequence's end: none */
+            if (pfn > 0) {
+              pf = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs + (ptrdiff_t)j0 * vs
+                      : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks + (ptrdiff_t)j0 * ks;
+              pfs = hv ? vs : ks;
             }
           }
           for (int r0 = 0; r0 < rows; r0 += 16)
-            attngen_qk_d256_16x6_q16_t32__avx2(qt + r0 * 256, krow, st + j0 * ms + hh * rows_pv + r0);
+            attngen_qk_d256_16x6_q16_t32_pf__avx2(qt + r0 * 256, krow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0);
         }
       }
     } else
@@ -6636,8 +6672,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_decode__avx2(con
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
               const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const float *r = rb + j * rs;
+              for (int jr = j0; jr < j1; ++jr) {
+                const float *r = rb + jr * rs;
                 for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
               }
             }
@@ -6702,21 +6738,21 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_decode__avx2(con
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
          * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
-        {
-          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-          const int j1 = kend - tk < 0 + nk ? kend - tk : 0 + nk; /* rows past the sequence's end: none */
-          if (0 < j1) {
-            const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                 : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-            const ptrdiff_t rs = hv ? vs : ks;
-            for (int j = 0; j < j1; ++j) {
-              const float *r = rb + j * rs;
-              for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+        for (int j = 0; j < n; ++j) {
+          {
+            const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+            const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+            if (j < j1) {
+              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+              const ptrdiff_t rs = hv ? vs : ks;
+              for (int jr = j; jr < j1; ++jr) {
+                const float *r = rb + jr * rs;
+                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+              }
             }
           }
-        }
-        for (int j = 0; j < n; ++j) {
           const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
           float *restrict dst = vt + j * dp;
           int c = 0;

@@ -2347,8 +2347,8 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode__avx512(const attngen_kern
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
               const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const float *r = rb + j * rs;
+              for (int jr = j0; jr < j1; ++jr) {
+                const float *r = rb + jr * rs;
                 for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
               }
             }
@@ -2383,8 +2383,8 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode__avx512(const attngen_kern
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
               const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const float *r = rb + j * rs;
+              for (int jr = j0; jr < j1; ++jr) {
+                const float *r = rb + jr * rs;
                 for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
               }
             }
@@ -2453,8 +2453,8 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode__avx512(const attngen_kern
           const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
           const ptrdiff_t rs = hv ? vs : ks;
-          for (int j = 0; j < j1; ++j) {
-            const float *r = rb + j * rs;
+          for (int jr = 0; jr < j1; ++jr) {
+            const float *r = rb + jr * rs;
             for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
           }
         }
@@ -2679,8 +2679,8 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_f16__avx512(const attngen_
               const uint16_t *rb = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : (const uint16_t *)a->k_f16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
               const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const uint16_t *r = rb + j * rs;
+              for (int jr = j0; jr < j1; ++jr) {
+                const uint16_t *r = rb + jr * rs;
                 for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
               }
             }
@@ -2715,8 +2715,8 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_f16__avx512(const attngen_
               const uint16_t *rb = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : (const uint16_t *)a->k_f16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
               const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const uint16_t *r = rb + j * rs;
+              for (int jr = j0; jr < j1; ++jr) {
+                const uint16_t *r = rb + jr * rs;
                 for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
               }
             }
@@ -2785,8 +2785,8 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_f16__avx512(const attngen_
           const uint16_t *rb = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                : (const uint16_t *)a->k_f16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
           const ptrdiff_t rs = hv ? vs : ks;
-          for (int j = 0; j < j1; ++j) {
-            const uint16_t *r = rb + j * rs;
+          for (int jr = 0; jr < j1; ++jr) {
+            const uint16_t *r = rb + jr * rs;
             for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
           }
         }
@@ -3011,8 +3011,8 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_bf16__avx512(const attngen
               const uint16_t *rb = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
               const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const uint16_t *r = rb + j * rs;
+              for (int jr = j0; jr < j1; ++jr) {
+                const uint16_t *r = rb + jr * rs;
                 for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
               }
             }
@@ -3047,8 +3047,8 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_bf16__avx512(const attngen
               const uint16_t *rb = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
               const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const uint16_t *r = rb + j * rs;
+              for (int jr = j0; jr < j1; ++jr) {
+                const uint16_t *r = rb + jr * rs;
                 for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
               }
             }
@@ -3117,8 +3117,8 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_bf16__avx512(const attngen
           const uint16_t *rb = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                : (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
           const ptrdiff_t rs = hv ? vs : ks;
-          for (int j = 0; j < j1; ++j) {
-            const uint16_t *r = rb + j * rs;
+          for (int jr = 0; jr < j1; ++jr) {
+            const uint16_t *r = rb + jr * rs;
             for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
           }
         }
@@ -3349,10 +3349,10 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8__avx512(const attngen
               const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
                                : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
               const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
-              for (int j = j0; j < j1; ++j) {
-                const int8_t *r = rb + j * rs;
+              for (int jr = j0; jr < j1; ++jr) {
+                const int8_t *r = rb + jr * rs;
                 for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+                _mm_prefetch((const char *)(sb + jr * ss), _MM_HINT_T1);
               }
             }
           }
@@ -3392,10 +3392,10 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8__avx512(const attngen
               const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
                                : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
               const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
-              for (int j = j0; j < j1; ++j) {
-                const int8_t *r = rb + j * rs;
+              for (int jr = j0; jr < j1; ++jr) {
+                const int8_t *r = rb + jr * rs;
                 for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+                _mm_prefetch((const char *)(sb + jr * ss), _MM_HINT_T1);
               }
             }
           }
@@ -3468,10 +3468,10 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8__avx512(const attngen
           const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
                            : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
           const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
-          for (int j = 0; j < j1; ++j) {
-            const int8_t *r = rb + j * rs;
+          for (int jr = 0; jr < j1; ++jr) {
+            const int8_t *r = rb + jr * rs;
             for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-            _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+            _mm_prefetch((const char *)(sb + jr * ss), _MM_HINT_T1);
           }
         }
       }
@@ -3702,10 +3702,10 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g64__avx512(const att
               const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
                                : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
               const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
-              for (int j = j0; j < j1; ++j) {
-                const int8_t *r = rb + j * rs;
+              for (int jr = j0; jr < j1; ++jr) {
+                const int8_t *r = rb + jr * rs;
                 for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+                _mm_prefetch((const char *)(sb + jr * ss), _MM_HINT_T1);
               }
             }
           }
@@ -3745,10 +3745,10 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g64__avx512(const att
               const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
                                : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
               const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
-              for (int j = j0; j < j1; ++j) {
-                const int8_t *r = rb + j * rs;
+              for (int jr = j0; jr < j1; ++jr) {
+                const int8_t *r = rb + jr * rs;
                 for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+                _mm_prefetch((const char *)(sb + jr * ss), _MM_HINT_T1);
               }
             }
           }
@@ -3821,10 +3821,10 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g64__avx512(const att
           const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
                            : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
           const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
-          for (int j = 0; j < j1; ++j) {
-            const int8_t *r = rb + j * rs;
+          for (int jr = 0; jr < j1; ++jr) {
+            const int8_t *r = rb + jr * rs;
             for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-            _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+            _mm_prefetch((const char *)(sb + jr * ss), _MM_HINT_T1);
           }
         }
       }
@@ -4055,10 +4055,10 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g32__avx512(const att
               const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
                                : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
               const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
-              for (int j = j0; j < j1; ++j) {
-                const int8_t *r = rb + j * rs;
+              for (int jr = j0; jr < j1; ++jr) {
+                const int8_t *r = rb + jr * rs;
                 for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+                _mm_prefetch((const char *)(sb + jr * ss), _MM_HINT_T1);
               }
             }
           }
@@ -4098,10 +4098,10 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g32__avx512(const att
               const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
                                : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
               const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
-              for (int j = j0; j < j1; ++j) {
-                const int8_t *r = rb + j * rs;
+              for (int jr = j0; jr < j1; ++jr) {
+                const int8_t *r = rb + jr * rs;
                 for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+                _mm_prefetch((const char *)(sb + jr * ss), _MM_HINT_T1);
               }
             }
           }
@@ -4174,10 +4174,10 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g32__avx512(const att
           const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
                            : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
           const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
-          for (int j = 0; j < j1; ++j) {
-            const int8_t *r = rb + j * rs;
+          for (int jr = 0; jr < j1; ++jr) {
+            const int8_t *r = rb + jr * rs;
             for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-            _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+            _mm_prefetch((const char *)(sb + jr * ss), _MM_HINT_T1);
           }
         }
       }
@@ -6443,8 +6443,8 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
               const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
               const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const float *r = rb + j * rs;
+              for (int jr = j0; jr < j1; ++jr) {
+                const float *r = rb + jr * rs;
                 for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
               }
             }
@@ -6747,8 +6747,8 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_generic_decode_f16__avx2(const attngen
               const uint16_t *rb = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : (const uint16_t *)a->k_f16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
               const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const uint16_t *r = rb + j * rs;
+              for (int jr = j0; jr < j1; ++jr) {
+                const uint16_t *r = rb + jr * rs;
                 for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
               }
             }
@@ -6783,8 +6783,8 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_generic_decode_f16__avx2(const attngen
               const uint16_t *rb = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : (const uint16_t *)a->k_f16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
               const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const uint16_t *r = rb + j * rs;
+              for (int jr = j0; jr < j1; ++jr) {
+                const uint16_t *r = rb + jr * rs;
                 for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
               }
             }
@@ -6853,8 +6853,8 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_generic_decode_f16__avx2(const attngen
           const uint16_t *rb = hv ? (const uint16_t *)a->v_f16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                : (const uint16_t *)a->k_f16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
           const ptrdiff_t rs = hv ? vs : ks;
-          for (int j = 0; j < j1; ++j) {
-            const uint16_t *r = rb + j * rs;
+          for (int jr = 0; jr < j1; ++jr) {
+            const uint16_t *r = rb + jr * rs;
             for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
           }
         }
@@ -7079,8 +7079,8 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_bf16__avx2(const attngen_ker
               const uint16_t *rb = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
               const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const uint16_t *r = rb + j * rs;
+              for (int jr = j0; jr < j1; ++jr) {
+                const uint16_t *r = rb + jr * rs;
                 for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
               }
             }
@@ -7115,8 +7115,8 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_bf16__avx2(const attngen_ker
               const uint16_t *rb = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                    : (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
               const ptrdiff_t rs = hv ? vs : ks;
-              for (int j = j0; j < j1; ++j) {
-                const uint16_t *r = rb + j * rs;
+              for (int jr = j0; jr < j1; ++jr) {
+                const uint16_t *r = rb + jr * rs;
                 for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
               }
             }
@@ -7185,8 +7185,8 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_bf16__avx2(const attngen_ker
           const uint16_t *rb = hv ? (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
                                : (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
           const ptrdiff_t rs = hv ? vs : ks;
-          for (int j = 0; j < j1; ++j) {
-            const uint16_t *r = rb + j * rs;
+          for (int jr = 0; jr < j1; ++jr) {
+            const uint16_t *r = rb + jr * rs;
             for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
           }
         }
@@ -7417,10 +7417,10 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8__avx2(const attngen_ker
               const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
                                : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
               const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
-              for (int j = j0; j < j1; ++j) {
-                const int8_t *r = rb + j * rs;
+              for (int jr = j0; jr < j1; ++jr) {
+                const int8_t *r = rb + jr * rs;
                 for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+                _mm_prefetch((const char *)(sb + jr * ss), _MM_HINT_T1);
               }
             }
           }
@@ -7460,10 +7460,10 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8__avx2(const attngen_ker
               const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
                                : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
               const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
-              for (int j = j0; j < j1; ++j) {
-                const int8_t *r = rb + j * rs;
+              for (int jr = j0; jr < j1; ++jr) {
+                const int8_t *r = rb + jr * rs;
                 for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+                _mm_prefetch((const char *)(sb + jr * ss), _MM_HINT_T1);
               }
             }
           }
@@ -7536,10 +7536,10 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8__avx2(const attngen_ker
           const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
                            : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
           const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
-          for (int j = 0; j < j1; ++j) {
-            const int8_t *r = rb + j * rs;
+          for (int jr = 0; jr < j1; ++jr) {
+            const int8_t *r = rb + jr * rs;
             for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-            _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+            _mm_prefetch((const char *)(sb + jr * ss), _MM_HINT_T1);
           }
         }
       }
@@ -7770,10 +7770,10 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g64__avx2(const attngen
               const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
                                : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
               const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
-              for (int j = j0; j < j1; ++j) {
-                const int8_t *r = rb + j * rs;
+              for (int jr = j0; jr < j1; ++jr) {
+                const int8_t *r = rb + jr * rs;
                 for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+                _mm_prefetch((const char *)(sb + jr * ss), _MM_HINT_T1);
               }
             }
           }
@@ -7813,10 +7813,10 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g64__avx2(const attngen
               const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
                                : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
               const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
-              for (int j = j0; j < j1; ++j) {
-                const int8_t *r = rb + j * rs;
+              for (int jr = j0; jr < j1; ++jr) {
+                const int8_t *r = rb + jr * rs;
                 for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+                _mm_prefetch((const char *)(sb + jr * ss), _MM_HINT_T1);
               }
             }
           }
@@ -7889,10 +7889,10 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g64__avx2(const attngen
           const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
                            : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
           const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
-          for (int j = 0; j < j1; ++j) {
-            const int8_t *r = rb + j * rs;
+          for (int jr = 0; jr < j1; ++jr) {
+            const int8_t *r = rb + jr * rs;
             for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-            _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+            _mm_prefetch((const char *)(sb + jr * ss), _MM_HINT_T1);
           }
         }
       }
@@ -8123,10 +8123,10 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g32__avx2(const attngen
               const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
                                : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
               const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
-              for (int j = j0; j < j1; ++j) {
-                const int8_t *r = rb + j * rs;
+              for (int jr = j0; jr < j1; ++jr) {
+                const int8_t *r = rb + jr * rs;
                 for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+                _mm_prefetch((const char *)(sb + jr * ss), _MM_HINT_T1);
               }
             }
           }
@@ -8166,10 +8166,10 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g32__avx2(const attngen
               const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
                                : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
               const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
-              for (int j = j0; j < j1; ++j) {
-                const int8_t *r = rb + j * rs;
+              for (int jr = j0; jr < j1; ++jr) {
+                const int8_t *r = rb + jr * rs;
                 for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+                _mm_prefetch((const char *)(sb + jr * ss), _MM_HINT_T1);
               }
             }
           }
@@ -8242,10 +8242,10 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g32__avx2(const attngen
           const float *sb = hv ? a->v_scale + b * a->v_scale_stride.batch + h * a->v_scale_stride.head + (ptrdiff_t)tk * a->v_scale_stride.seq
                            : a->k_scale + b * a->k_scale_stride.batch + h * a->k_scale_stride.head + (ptrdiff_t)tk * a->k_scale_stride.seq;
           const ptrdiff_t ss = hv ? a->v_scale_stride.seq : a->k_scale_stride.seq;
-          for (int j = 0; j < j1; ++j) {
-            const int8_t *r = rb + j * rs;
+          for (int jr = 0; jr < j1; ++jr) {
+            const int8_t *r = rb + jr * rs;
             for (int c = 0; c < d; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-            _mm_prefetch((const char *)(sb + j * ss), _MM_HINT_T1);
+            _mm_prefetch((const char *)(sb + jr * ss), _MM_HINT_T1);
           }
         }
       }
