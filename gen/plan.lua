@@ -68,7 +68,8 @@ end
 --   decode (every kv head per item): the heads' rows side by side, row R = head * rows + r, in ms = heads * mp
 --   (padded) rows: S tile [keys_padded][ms] (softmax down the columns) or [ms][keys_padded], 5 per-row arrays
 --   [ms] (max, sum, rescale, visible keys, key limit), then per kv head a state: Q tile [mp][dp], O [mp][dp];
---   `pack_v` (a kernel with rows in the lanes) then one packed V tile [keys_padded][dp], a head's at a time.
+--   `pack_v` (a kernel with rows in the lanes: the keys of its tiles) then two packed V tiles [pack_v][dp]
+--   (vt_floats each): a head's V rows, and the next head's, copied while this head's P·V runs.
 --   Those are the largest item's sizes (q_len = max_q); a decode kernel places its heads' states by the rows
 --   the item has (Q and O of rows_pv rows, head after head) and sets up only the per-row entries it uses.
 -- Returns the offsets the kernel addresses and the total.
@@ -99,7 +100,8 @@ local function scratch_layout(mp, dp, keys_padded, heads, prefill, bias_rows, pa
     slope_offset = E.add(s_floats, E.mul(5, ms)), qpos_offset = E.add(s_floats, E.mul(6, ms)),
     state_offset = E.add(s_floats, E.mul(n_rows, ms)),
     vt_offset = pack_v and E.add(s_floats, E.mul(n_rows, ms), E.mul(heads, state)) or nil,
-    total = E.add(s_floats, E.mul(n_rows, ms), E.mul(heads, state), pack_v and round_up(E.mul(keys_padded, dp), 16) or 0),
+    vt_floats = pack_v and round_up(E.mul(pack_v, dp), 16) or nil,
+    total = E.add(s_floats, E.mul(n_rows, ms), E.mul(heads, state), pack_v and E.mul(2, round_up(E.mul(pack_v, dp), 16)) or 0),
   }
 end
 
@@ -226,8 +228,11 @@ function plan.for_kernel(k)
         errors.raise("spec: gen/isa/%s.lua: rows_in_lanes.keys (%d) is not a multiple of its kb (%d)", isa.name,
           lanes.keys, lanes.kb)
       end
+      -- (P·V then runs whole row blocks over the panels' rows, the next head's V copy among them)
       local panel = rv * W
-      p.lanes = { kb = lanes.kb, rv = rv, panel = panel, keys = lanes.keys, min_rows = math.max(lanes.min_rows, panel) }
+      if panel % p.pr == 0 then
+        p.lanes = { kb = lanes.kb, rv = rv, panel = panel, keys = lanes.keys, min_rows = math.max(lanes.min_rows, panel) }
+      end
     end
     p.keys_padded = round_up(math.max(type(p.keys) == "number" and p.keys or blk.keys, p.keys_contig,
         p.lanes and p.lanes.keys or 0),
@@ -276,7 +281,7 @@ function plan.for_kernel(k)
   p.dp = round_up(d, W)
   local heads = p.kv_heads_per_item == 0 and (k.D and k.kv_heads or "kvh") or 1 -- generic: kvh at run time
   p.scratch = scratch_layout(p.mp, p.dp, p.keys_padded, heads, k.phase == "prefill",
-    not k.D or (k.attn and k.attn.alibi ~= nil), p.lanes ~= nil)
+    not k.D or (k.attn and k.attn.alibi ~= nil), p.lanes and (p.lanes.keys or p.keys_padded))
   -- split-KV (decode with few sequences): threads share one sequence's KV stream; merged through max and sum
   local split = blk.split or {}
   -- K/V repack (prefill): once a sequence has more than one query tile per kv head, the runtime copies each head's

@@ -1773,7 +1773,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_window_softcap_decode_
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 8192, *restrict l_all = scratch + 8256;
-  float *restrict vt = scratch + 41280; /* rows in the lanes: a head's V rows of the tile, packed */
+  float *restrict vt = scratch + 41280; /* rows in the lanes: two heads' V rows of the tile, packed */
   float *restrict alpha = scratch + 8320; /* rescale per row */
   float *restrict lim = scratch + 8384; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 8448); /* exclusive key limit per row */
@@ -2022,31 +2022,61 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_window_softcap_decode_
       float *restrict ot = state + hh * state_floats + q_floats;
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
-         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
-        for (int j = 0; j < n; ++j) {
-          {
-            const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-            if (j < j1) {
-              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int jr = j; jr < j1; ++jr) {
-                const float *r = rb + jr * rs;
-                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+         * in the same L1 sets (a tile's rows, more than its ways): a head's rows are copied side by side first, the
+         * next head's among this head's row blocks, so the copy's loads wait under their FMAs (8 queries of
+         * h32/kv8/d128: AVX-512 1.04x, AVX2 1.07x) */
+        float *restrict vcur = vt + (hh & 1) * 8192, *restrict vnext = vt + (~hh & 1) * 8192;
+        if (hh == 0)
+          for (int j = 0; j < n; ++j) {
+            {
+              const int s = nh + 0 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
               }
             }
+            {
+              const float *restrict src = a->v + (it->kvh0 + 0) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vcur + j * dp;
+              int c = 0;
+              for (; c + 16 <= 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+              for (; c < 256; ++c) dst[c] = src[c];
+            }
           }
-          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-          float *restrict dst = vt + j * dp;
-          int c = 0;
-          for (; c + 16 <= 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
-          for (; c < 256; ++c) dst[c] = src[c];
+        const int per = (n + rows / 2 - 1) / (rows / 2); /* the next head's rows copied per row block */
+        for (int r0 = 0, j = 0; r0 < rows; r0 += 2) {
+          for (const int e = hh + 1 < nh ? (j + per < n ? j + per : n) : 0; j < e; ++j) {
+            {
+              const int s = nh + hh + 1 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
+              }
+            }
+            {
+              const float *restrict src = a->v + (it->kvh0 + hh + 1) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vnext + j * dp;
+              int c = 0;
+              for (; c + 16 <= 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+              for (; c < 256; ++c) dst[c] = src[c];
+            }
+          }
+          attngen_pv_d256_2x64_t64_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vcur, dp, ot + r0 * dp, dp, NULL, 0, 0);
         }
-        int r0 = 0;
-        for (; r0 + 2 <= rows; r0 += 2)
-          attngen_pv_d256_2x64_t64_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp, NULL, 0, 0);
         continue;
       }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
@@ -2118,7 +2148,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_window_softcap
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 8192, *restrict l_all = scratch + 8256;
-  float *restrict vt = scratch + 41280; /* rows in the lanes: a head's V rows of the tile, packed */
+  float *restrict vt = scratch + 41280; /* rows in the lanes: two heads' V rows of the tile, packed */
   float *restrict alpha = scratch + 8320; /* rescale per row */
   float *restrict lim = scratch + 8384; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 8448); /* exclusive key limit per row */
@@ -2368,31 +2398,61 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_window_softcap
       float *restrict ot = state + hh * state_floats + q_floats;
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
-         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
-        for (int j = 0; j < n; ++j) {
-          {
-            const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-            if (j < j1) {
-              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int jr = j; jr < j1; ++jr) {
-                const float *r = rb + jr * rs;
-                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+         * in the same L1 sets (a tile's rows, more than its ways): a head's rows are copied side by side first, the
+         * next head's among this head's row blocks, so the copy's loads wait under their FMAs (8 queries of
+         * h32/kv8/d128: AVX-512 1.04x, AVX2 1.07x) */
+        float *restrict vcur = vt + (hh & 1) * 8192, *restrict vnext = vt + (~hh & 1) * 8192;
+        if (hh == 0)
+          for (int j = 0; j < n; ++j) {
+            {
+              const int s = nh + 0 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
               }
             }
+            {
+              const float *restrict src = a->v + (it->kvh0 + 0) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vcur + j * dp;
+              int c = 0;
+              for (; c + 16 <= 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+              for (; c < 256; ++c) dst[c] = src[c];
+            }
           }
-          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-          float *restrict dst = vt + j * dp;
-          int c = 0;
-          for (; c + 16 <= 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
-          for (; c < 256; ++c) dst[c] = src[c];
+        const int per = (n + rows / 2 - 1) / (rows / 2); /* the next head's rows copied per row block */
+        for (int r0 = 0, j = 0; r0 < rows; r0 += 2) {
+          for (const int e = hh + 1 < nh ? (j + per < n ? j + per : n) : 0; j < e; ++j) {
+            {
+              const int s = nh + hh + 1 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
+              }
+            }
+            {
+              const float *restrict src = a->v + (it->kvh0 + hh + 1) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vnext + j * dp;
+              int c = 0;
+              for (; c + 16 <= 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+              for (; c < 256; ++c) dst[c] = src[c];
+            }
+          }
+          attngen_pv_d256_2x64_t64_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vcur, dp, ot + r0 * dp, dp, NULL, 0, 0);
         }
-        int r0 = 0;
-        for (; r0 + 2 <= rows; r0 += 2)
-          attngen_pv_d256_2x64_t64_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp, NULL, 0, 0);
         continue;
       }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
@@ -2847,7 +2907,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_softcap_decode__avx512
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 8192, *restrict l_all = scratch + 8256;
-  float *restrict vt = scratch + 41280; /* rows in the lanes: a head's V rows of the tile, packed */
+  float *restrict vt = scratch + 41280; /* rows in the lanes: two heads' V rows of the tile, packed */
   float *restrict alpha = scratch + 8320; /* rescale per row */
   float *restrict lim = scratch + 8384; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 8448); /* exclusive key limit per row */
@@ -3080,31 +3140,61 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_softcap_decode__avx512
       float *restrict ot = state + hh * state_floats + q_floats;
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
-         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
-        for (int j = 0; j < n; ++j) {
-          {
-            const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-            if (j < j1) {
-              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int jr = j; jr < j1; ++jr) {
-                const float *r = rb + jr * rs;
-                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+         * in the same L1 sets (a tile's rows, more than its ways): a head's rows are copied side by side first, the
+         * next head's among this head's row blocks, so the copy's loads wait under their FMAs (8 queries of
+         * h32/kv8/d128: AVX-512 1.04x, AVX2 1.07x) */
+        float *restrict vcur = vt + (hh & 1) * 8192, *restrict vnext = vt + (~hh & 1) * 8192;
+        if (hh == 0)
+          for (int j = 0; j < n; ++j) {
+            {
+              const int s = nh + 0 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
               }
             }
+            {
+              const float *restrict src = a->v + (it->kvh0 + 0) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vcur + j * dp;
+              int c = 0;
+              for (; c + 16 <= 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+              for (; c < 256; ++c) dst[c] = src[c];
+            }
           }
-          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-          float *restrict dst = vt + j * dp;
-          int c = 0;
-          for (; c + 16 <= 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
-          for (; c < 256; ++c) dst[c] = src[c];
+        const int per = (n + rows / 2 - 1) / (rows / 2); /* the next head's rows copied per row block */
+        for (int r0 = 0, j = 0; r0 < rows; r0 += 2) {
+          for (const int e = hh + 1 < nh ? (j + per < n ? j + per : n) : 0; j < e; ++j) {
+            {
+              const int s = nh + hh + 1 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
+              }
+            }
+            {
+              const float *restrict src = a->v + (it->kvh0 + hh + 1) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vnext + j * dp;
+              int c = 0;
+              for (; c + 16 <= 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+              for (; c < 256; ++c) dst[c] = src[c];
+            }
+          }
+          attngen_pv_d256_2x64_t64_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vcur, dp, ot + r0 * dp, dp, NULL, 0, 0);
         }
-        int r0 = 0;
-        for (; r0 + 2 <= rows; r0 += 2)
-          attngen_pv_d256_2x64_t64_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp, NULL, 0, 0);
         continue;
       }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
@@ -3176,7 +3266,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_softcap_decode
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 8192, *restrict l_all = scratch + 8256;
-  float *restrict vt = scratch + 41280; /* rows in the lanes: a head's V rows of the tile, packed */
+  float *restrict vt = scratch + 41280; /* rows in the lanes: two heads' V rows of the tile, packed */
   float *restrict alpha = scratch + 8320; /* rescale per row */
   float *restrict lim = scratch + 8384; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 8448); /* exclusive key limit per row */
@@ -3410,31 +3500,61 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_softcap_decode
       float *restrict ot = state + hh * state_floats + q_floats;
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
-         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
-        for (int j = 0; j < n; ++j) {
-          {
-            const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-            if (j < j1) {
-              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int jr = j; jr < j1; ++jr) {
-                const float *r = rb + jr * rs;
-                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+         * in the same L1 sets (a tile's rows, more than its ways): a head's rows are copied side by side first, the
+         * next head's among this head's row blocks, so the copy's loads wait under their FMAs (8 queries of
+         * h32/kv8/d128: AVX-512 1.04x, AVX2 1.07x) */
+        float *restrict vcur = vt + (hh & 1) * 8192, *restrict vnext = vt + (~hh & 1) * 8192;
+        if (hh == 0)
+          for (int j = 0; j < n; ++j) {
+            {
+              const int s = nh + 0 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
               }
             }
+            {
+              const float *restrict src = a->v + (it->kvh0 + 0) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vcur + j * dp;
+              int c = 0;
+              for (; c + 16 <= 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+              for (; c < 256; ++c) dst[c] = src[c];
+            }
           }
-          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-          float *restrict dst = vt + j * dp;
-          int c = 0;
-          for (; c + 16 <= 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
-          for (; c < 256; ++c) dst[c] = src[c];
+        const int per = (n + rows / 2 - 1) / (rows / 2); /* the next head's rows copied per row block */
+        for (int r0 = 0, j = 0; r0 < rows; r0 += 2) {
+          for (const int e = hh + 1 < nh ? (j + per < n ? j + per : n) : 0; j < e; ++j) {
+            {
+              const int s = nh + hh + 1 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
+              }
+            }
+            {
+              const float *restrict src = a->v + (it->kvh0 + hh + 1) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vnext + j * dp;
+              int c = 0;
+              for (; c + 16 <= 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+              for (; c < 256; ++c) dst[c] = src[c];
+            }
+          }
+          attngen_pv_d256_2x64_t64_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vcur, dp, ot + r0 * dp, dp, NULL, 0, 0);
         }
-        int r0 = 0;
-        for (; r0 + 2 <= rows; r0 += 2)
-          attngen_pv_d256_2x64_t64_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp, NULL, 0, 0);
         continue;
       }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
@@ -5114,7 +5234,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_window_softcap_decode__a
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 9216, *restrict l_all = scratch + 9280;
-  float *restrict vt = scratch + 42304; /* rows in the lanes: a head's V rows of the tile, packed */
+  float *restrict vt = scratch + 42304; /* rows in the lanes: two heads' V rows of the tile, packed */
   float *restrict alpha = scratch + 9344; /* rescale per row */
   float *restrict lim = scratch + 9408; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 9472); /* exclusive key limit per row */
@@ -5349,31 +5469,61 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_window_softcap_decode__a
       float *restrict ot = state + hh * state_floats + q_floats;
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
-         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
-        for (int j = 0; j < n; ++j) {
-          {
-            const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-            if (j < j1) {
-              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int jr = j; jr < j1; ++jr) {
-                const float *r = rb + jr * rs;
-                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+         * in the same L1 sets (a tile's rows, more than its ways): a head's rows are copied side by side first, the
+         * next head's among this head's row blocks, so the copy's loads wait under their FMAs (8 queries of
+         * h32/kv8/d128: AVX-512 1.04x, AVX2 1.07x) */
+        float *restrict vcur = vt + (hh & 1) * 6144, *restrict vnext = vt + (~hh & 1) * 6144;
+        if (hh == 0)
+          for (int j = 0; j < n; ++j) {
+            {
+              const int s = nh + 0 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
               }
             }
+            {
+              const float *restrict src = a->v + (it->kvh0 + 0) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vcur + j * dp;
+              int c = 0;
+              for (; c + 8 <= 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+              for (; c < 256; ++c) dst[c] = src[c];
+            }
           }
-          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-          float *restrict dst = vt + j * dp;
-          int c = 0;
-          for (; c + 8 <= 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
-          for (; c < 256; ++c) dst[c] = src[c];
+        const int per = (n + rows / 2 - 1) / (rows / 2); /* the next head's rows copied per row block */
+        for (int r0 = 0, j = 0; r0 < rows; r0 += 2) {
+          for (const int e = hh + 1 < nh ? (j + per < n ? j + per : n) : 0; j < e; ++j) {
+            {
+              const int s = nh + hh + 1 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
+              }
+            }
+            {
+              const float *restrict src = a->v + (it->kvh0 + hh + 1) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vnext + j * dp;
+              int c = 0;
+              for (; c + 8 <= 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+              for (; c < 256; ++c) dst[c] = src[c];
+            }
+          }
+          attngen_pv_d256_2x32_t64__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vcur, dp, ot + r0 * dp, dp);
         }
-        int r0 = 0;
-        for (; r0 + 2 <= rows; r0 += 2)
-          attngen_pv_d256_2x32_t64__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
         continue;
       }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
@@ -5430,7 +5580,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_window_softcap_d
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 9216, *restrict l_all = scratch + 9280;
-  float *restrict vt = scratch + 42304; /* rows in the lanes: a head's V rows of the tile, packed */
+  float *restrict vt = scratch + 42304; /* rows in the lanes: two heads' V rows of the tile, packed */
   float *restrict alpha = scratch + 9344; /* rescale per row */
   float *restrict lim = scratch + 9408; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 9472); /* exclusive key limit per row */
@@ -5666,31 +5816,61 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_window_softcap_d
       float *restrict ot = state + hh * state_floats + q_floats;
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
-         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
-        for (int j = 0; j < n; ++j) {
-          {
-            const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-            if (j < j1) {
-              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int jr = j; jr < j1; ++jr) {
-                const float *r = rb + jr * rs;
-                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+         * in the same L1 sets (a tile's rows, more than its ways): a head's rows are copied side by side first, the
+         * next head's among this head's row blocks, so the copy's loads wait under their FMAs (8 queries of
+         * h32/kv8/d128: AVX-512 1.04x, AVX2 1.07x) */
+        float *restrict vcur = vt + (hh & 1) * 6144, *restrict vnext = vt + (~hh & 1) * 6144;
+        if (hh == 0)
+          for (int j = 0; j < n; ++j) {
+            {
+              const int s = nh + 0 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
               }
             }
+            {
+              const float *restrict src = a->v + (it->kvh0 + 0) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vcur + j * dp;
+              int c = 0;
+              for (; c + 8 <= 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+              for (; c < 256; ++c) dst[c] = src[c];
+            }
           }
-          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-          float *restrict dst = vt + j * dp;
-          int c = 0;
-          for (; c + 8 <= 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
-          for (; c < 256; ++c) dst[c] = src[c];
+        const int per = (n + rows / 2 - 1) / (rows / 2); /* the next head's rows copied per row block */
+        for (int r0 = 0, j = 0; r0 < rows; r0 += 2) {
+          for (const int e = hh + 1 < nh ? (j + per < n ? j + per : n) : 0; j < e; ++j) {
+            {
+              const int s = nh + hh + 1 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
+              }
+            }
+            {
+              const float *restrict src = a->v + (it->kvh0 + hh + 1) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vnext + j * dp;
+              int c = 0;
+              for (; c + 8 <= 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+              for (; c < 256; ++c) dst[c] = src[c];
+            }
+          }
+          attngen_pv_d256_2x32_t64__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vcur, dp, ot + r0 * dp, dp);
         }
-        int r0 = 0;
-        for (; r0 + 2 <= rows; r0 += 2)
-          attngen_pv_d256_2x32_t64__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
         continue;
       }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
@@ -6130,7 +6310,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_softcap_decode__avx2(con
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 9216, *restrict l_all = scratch + 9280;
-  float *restrict vt = scratch + 42304; /* rows in the lanes: a head's V rows of the tile, packed */
+  float *restrict vt = scratch + 42304; /* rows in the lanes: two heads' V rows of the tile, packed */
   float *restrict alpha = scratch + 9344; /* rescale per row */
   float *restrict lim = scratch + 9408; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 9472); /* exclusive key limit per row */
@@ -6349,31 +6529,61 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_softcap_decode__avx2(con
       float *restrict ot = state + hh * state_floats + q_floats;
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
-         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
-        for (int j = 0; j < n; ++j) {
-          {
-            const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-            if (j < j1) {
-              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int jr = j; jr < j1; ++jr) {
-                const float *r = rb + jr * rs;
-                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+         * in the same L1 sets (a tile's rows, more than its ways): a head's rows are copied side by side first, the
+         * next head's among this head's row blocks, so the copy's loads wait under their FMAs (8 queries of
+         * h32/kv8/d128: AVX-512 1.04x, AVX2 1.07x) */
+        float *restrict vcur = vt + (hh & 1) * 6144, *restrict vnext = vt + (~hh & 1) * 6144;
+        if (hh == 0)
+          for (int j = 0; j < n; ++j) {
+            {
+              const int s = nh + 0 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
               }
             }
+            {
+              const float *restrict src = a->v + (it->kvh0 + 0) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vcur + j * dp;
+              int c = 0;
+              for (; c + 8 <= 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+              for (; c < 256; ++c) dst[c] = src[c];
+            }
           }
-          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-          float *restrict dst = vt + j * dp;
-          int c = 0;
-          for (; c + 8 <= 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
-          for (; c < 256; ++c) dst[c] = src[c];
+        const int per = (n + rows / 2 - 1) / (rows / 2); /* the next head's rows copied per row block */
+        for (int r0 = 0, j = 0; r0 < rows; r0 += 2) {
+          for (const int e = hh + 1 < nh ? (j + per < n ? j + per : n) : 0; j < e; ++j) {
+            {
+              const int s = nh + hh + 1 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
+              }
+            }
+            {
+              const float *restrict src = a->v + (it->kvh0 + hh + 1) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vnext + j * dp;
+              int c = 0;
+              for (; c + 8 <= 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+              for (; c < 256; ++c) dst[c] = src[c];
+            }
+          }
+          attngen_pv_d256_2x32_t64__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vcur, dp, ot + r0 * dp, dp);
         }
-        int r0 = 0;
-        for (; r0 + 2 <= rows; r0 += 2)
-          attngen_pv_d256_2x32_t64__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
         continue;
       }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
@@ -6430,7 +6640,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_softcap_decode__
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 9216, *restrict l_all = scratch + 9280;
-  float *restrict vt = scratch + 42304; /* rows in the lanes: a head's V rows of the tile, packed */
+  float *restrict vt = scratch + 42304; /* rows in the lanes: two heads' V rows of the tile, packed */
   float *restrict alpha = scratch + 9344; /* rescale per row */
   float *restrict lim = scratch + 9408; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 9472); /* exclusive key limit per row */
@@ -6650,31 +6860,61 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_softcap_decode__
       float *restrict ot = state + hh * state_floats + q_floats;
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
-         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
-        for (int j = 0; j < n; ++j) {
-          {
-            const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-            if (j < j1) {
-              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int jr = j; jr < j1; ++jr) {
-                const float *r = rb + jr * rs;
-                for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+         * in the same L1 sets (a tile's rows, more than its ways): a head's rows are copied side by side first, the
+         * next head's among this head's row blocks, so the copy's loads wait under their FMAs (8 queries of
+         * h32/kv8/d128: AVX-512 1.04x, AVX2 1.07x) */
+        float *restrict vcur = vt + (hh & 1) * 6144, *restrict vnext = vt + (~hh & 1) * 6144;
+        if (hh == 0)
+          for (int j = 0; j < n; ++j) {
+            {
+              const int s = nh + 0 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
               }
             }
+            {
+              const float *restrict src = a->v + (it->kvh0 + 0) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vcur + j * dp;
+              int c = 0;
+              for (; c + 8 <= 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+              for (; c < 256; ++c) dst[c] = src[c];
+            }
           }
-          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-          float *restrict dst = vt + j * dp;
-          int c = 0;
-          for (; c + 8 <= 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
-          for (; c < 256; ++c) dst[c] = src[c];
+        const int per = (n + rows / 2 - 1) / (rows / 2); /* the next head's rows copied per row block */
+        for (int r0 = 0, j = 0; r0 < rows; r0 += 2) {
+          for (const int e = hh + 1 < nh ? (j + per < n ? j + per : n) : 0; j < e; ++j) {
+            {
+              const int s = nh + hh + 1 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
+              }
+            }
+            {
+              const float *restrict src = a->v + (it->kvh0 + hh + 1) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vnext + j * dp;
+              int c = 0;
+              for (; c + 8 <= 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+              for (; c < 256; ++c) dst[c] = src[c];
+            }
+          }
+          attngen_pv_d256_2x32_t64__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vcur, dp, ot + r0 * dp, dp);
         }
-        int r0 = 0;
-        for (; r0 + 2 <= rows; r0 += 2)
-          attngen_pv_d256_2x32_t64__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
         continue;
       }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
@@ -11661,9 +11901,9 @@ static const attngen_kernel_info attngen_table_gemma_2_2b_local_kernels[] = {
   { "attn_h8_kv4_d256_causal_padding_window_softcap_prefill__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_prefill__avx512, 0 },
   { "attn_h8_kv4_d256_causal_window_softcap_decode__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 74048, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_window_softcap_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 57664, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_window_softcap_decode__avx512, 0 },
   { "attn_h8_kv4_d256_causal_padding_window_softcap_decode__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 74048, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 57664, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_decode__avx512, 0 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h8_kv4_d256_causal_window_softcap_prefill__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
@@ -11671,9 +11911,9 @@ static const attngen_kernel_info attngen_table_gemma_2_2b_local_kernels[] = {
   { "attn_h8_kv4_d256_causal_padding_window_softcap_prefill__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_prefill__avx2, 0 },
   { "attn_h8_kv4_d256_causal_window_softcap_decode__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 79168, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_window_softcap_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 54592, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_window_softcap_decode__avx2, 0 },
   { "attn_h8_kv4_d256_causal_padding_window_softcap_decode__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 79168, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 54592, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_window_softcap_decode__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h8_kv4_d256_causal_window_softcap_prefill__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
@@ -11749,9 +11989,9 @@ static const attngen_kernel_info attngen_table_gemma_2_2b_global_kernels[] = {
   { "attn_h8_kv4_d256_causal_padding_softcap_prefill__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_prefill__avx512, 0 },
   { "attn_h8_kv4_d256_causal_softcap_decode__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 74048, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_softcap_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 57664, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_softcap_decode__avx512, 0 },
   { "attn_h8_kv4_d256_causal_padding_softcap_decode__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 74048, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 57664, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_decode__avx512, 0 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h8_kv4_d256_causal_softcap_prefill__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
@@ -11759,9 +11999,9 @@ static const attngen_kernel_info attngen_table_gemma_2_2b_global_kernels[] = {
   { "attn_h8_kv4_d256_causal_padding_softcap_prefill__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_prefill__avx2, 0 },
   { "attn_h8_kv4_d256_causal_softcap_decode__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 79168, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_softcap_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 54592, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_softcap_decode__avx2, 0 },
   { "attn_h8_kv4_d256_causal_padding_softcap_decode__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 79168, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SOFTCAP, { 8, 0, 16, 8, 54592, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_softcap_decode__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h8_kv4_d256_causal_softcap_prefill__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,

@@ -1568,7 +1568,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_window_sinks_decode__a
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 65536, *restrict l_all = scratch + 66048;
-  float *restrict vt = scratch + 133632; /* rows in the lanes: a head's V rows of the tile, packed */
+  float *restrict vt = scratch + 133632; /* rows in the lanes: two heads' V rows of the tile, packed */
   float *restrict alpha = scratch + 66560; /* rescale per row */
   float *restrict lim = scratch + 67072; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 67584); /* exclusive key limit per row */
@@ -1812,31 +1812,61 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_window_sinks_decode__a
       float *restrict ot = state + hh * state_floats + q_floats;
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
-         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
-        for (int j = 0; j < n; ++j) {
-          {
-            const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-            if (j < j1) {
-              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int jr = j; jr < j1; ++jr) {
-                const float *r = rb + jr * rs;
-                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+         * in the same L1 sets (a tile's rows, more than its ways): a head's rows are copied side by side first, the
+         * next head's among this head's row blocks, so the copy's loads wait under their FMAs (8 queries of
+         * h32/kv8/d128: AVX-512 1.04x, AVX2 1.07x) */
+        float *restrict vcur = vt + (hh & 1) * 2048, *restrict vnext = vt + (~hh & 1) * 2048;
+        if (hh == 0)
+          for (int j = 0; j < n; ++j) {
+            {
+              const int s = nh + 0 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
               }
             }
+            {
+              const float *restrict src = a->v + (it->kvh0 + 0) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vcur + j * dp;
+              int c = 0;
+              for (; c + 16 <= 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+              for (; c < 64; ++c) dst[c] = src[c];
+            }
           }
-          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-          float *restrict dst = vt + j * dp;
-          int c = 0;
-          for (; c + 16 <= 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
-          for (; c < 64; ++c) dst[c] = src[c];
+        const int per = (n + rows / 4 - 1) / (rows / 4); /* the next head's rows copied per row block */
+        for (int r0 = 0, j = 0; r0 < rows; r0 += 4) {
+          for (const int e = hh + 1 < nh ? (j + per < n ? j + per : n) : 0; j < e; ++j) {
+            {
+              const int s = nh + hh + 1 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
+              }
+            }
+            {
+              const float *restrict src = a->v + (it->kvh0 + hh + 1) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vnext + j * dp;
+              int c = 0;
+              for (; c + 16 <= 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+              for (; c < 64; ++c) dst[c] = src[c];
+            }
+          }
+          attngen_pv_d64_4x64_t512_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vcur, dp, ot + r0 * dp, dp, NULL, 0, 0);
         }
-        int r0 = 0;
-        for (; r0 + 4 <= rows; r0 += 4)
-          attngen_pv_d64_4x64_t512_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp, NULL, 0, 0);
         continue;
       }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
@@ -1916,7 +1946,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_padding_window_sinks_d
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 65536, *restrict l_all = scratch + 66048;
-  float *restrict vt = scratch + 133632; /* rows in the lanes: a head's V rows of the tile, packed */
+  float *restrict vt = scratch + 133632; /* rows in the lanes: two heads' V rows of the tile, packed */
   float *restrict alpha = scratch + 66560; /* rescale per row */
   float *restrict lim = scratch + 67072; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 67584); /* exclusive key limit per row */
@@ -2161,31 +2191,61 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_padding_window_sinks_d
       float *restrict ot = state + hh * state_floats + q_floats;
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
-         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
-        for (int j = 0; j < n; ++j) {
-          {
-            const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-            if (j < j1) {
-              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int jr = j; jr < j1; ++jr) {
-                const float *r = rb + jr * rs;
-                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+         * in the same L1 sets (a tile's rows, more than its ways): a head's rows are copied side by side first, the
+         * next head's among this head's row blocks, so the copy's loads wait under their FMAs (8 queries of
+         * h32/kv8/d128: AVX-512 1.04x, AVX2 1.07x) */
+        float *restrict vcur = vt + (hh & 1) * 2048, *restrict vnext = vt + (~hh & 1) * 2048;
+        if (hh == 0)
+          for (int j = 0; j < n; ++j) {
+            {
+              const int s = nh + 0 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
               }
             }
+            {
+              const float *restrict src = a->v + (it->kvh0 + 0) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vcur + j * dp;
+              int c = 0;
+              for (; c + 16 <= 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+              for (; c < 64; ++c) dst[c] = src[c];
+            }
           }
-          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-          float *restrict dst = vt + j * dp;
-          int c = 0;
-          for (; c + 16 <= 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
-          for (; c < 64; ++c) dst[c] = src[c];
+        const int per = (n + rows / 4 - 1) / (rows / 4); /* the next head's rows copied per row block */
+        for (int r0 = 0, j = 0; r0 < rows; r0 += 4) {
+          for (const int e = hh + 1 < nh ? (j + per < n ? j + per : n) : 0; j < e; ++j) {
+            {
+              const int s = nh + hh + 1 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
+              }
+            }
+            {
+              const float *restrict src = a->v + (it->kvh0 + hh + 1) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vnext + j * dp;
+              int c = 0;
+              for (; c + 16 <= 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+              for (; c < 64; ++c) dst[c] = src[c];
+            }
+          }
+          attngen_pv_d64_4x64_t512_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vcur, dp, ot + r0 * dp, dp, NULL, 0, 0);
         }
-        int r0 = 0;
-        for (; r0 + 4 <= rows; r0 += 4)
-          attngen_pv_d64_4x64_t512_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp, NULL, 0, 0);
         continue;
       }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
@@ -2664,7 +2724,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_sinks_decode__avx512(c
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 65536, *restrict l_all = scratch + 66048;
-  float *restrict vt = scratch + 133632; /* rows in the lanes: a head's V rows of the tile, packed */
+  float *restrict vt = scratch + 133632; /* rows in the lanes: two heads' V rows of the tile, packed */
   float *restrict alpha = scratch + 66560; /* rescale per row */
   float *restrict lim = scratch + 67072; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 67584); /* exclusive key limit per row */
@@ -2892,31 +2952,61 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_sinks_decode__avx512(c
       float *restrict ot = state + hh * state_floats + q_floats;
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
-         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
-        for (int j = 0; j < n; ++j) {
-          {
-            const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-            if (j < j1) {
-              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int jr = j; jr < j1; ++jr) {
-                const float *r = rb + jr * rs;
-                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+         * in the same L1 sets (a tile's rows, more than its ways): a head's rows are copied side by side first, the
+         * next head's among this head's row blocks, so the copy's loads wait under their FMAs (8 queries of
+         * h32/kv8/d128: AVX-512 1.04x, AVX2 1.07x) */
+        float *restrict vcur = vt + (hh & 1) * 2048, *restrict vnext = vt + (~hh & 1) * 2048;
+        if (hh == 0)
+          for (int j = 0; j < n; ++j) {
+            {
+              const int s = nh + 0 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
               }
             }
+            {
+              const float *restrict src = a->v + (it->kvh0 + 0) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vcur + j * dp;
+              int c = 0;
+              for (; c + 16 <= 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+              for (; c < 64; ++c) dst[c] = src[c];
+            }
           }
-          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-          float *restrict dst = vt + j * dp;
-          int c = 0;
-          for (; c + 16 <= 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
-          for (; c < 64; ++c) dst[c] = src[c];
+        const int per = (n + rows / 4 - 1) / (rows / 4); /* the next head's rows copied per row block */
+        for (int r0 = 0, j = 0; r0 < rows; r0 += 4) {
+          for (const int e = hh + 1 < nh ? (j + per < n ? j + per : n) : 0; j < e; ++j) {
+            {
+              const int s = nh + hh + 1 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
+              }
+            }
+            {
+              const float *restrict src = a->v + (it->kvh0 + hh + 1) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vnext + j * dp;
+              int c = 0;
+              for (; c + 16 <= 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+              for (; c < 64; ++c) dst[c] = src[c];
+            }
+          }
+          attngen_pv_d64_4x64_t512_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vcur, dp, ot + r0 * dp, dp, NULL, 0, 0);
         }
-        int r0 = 0;
-        for (; r0 + 4 <= rows; r0 += 4)
-          attngen_pv_d64_4x64_t512_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp, NULL, 0, 0);
         continue;
       }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
@@ -2996,7 +3086,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_padding_sinks_decode__
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 65536, *restrict l_all = scratch + 66048;
-  float *restrict vt = scratch + 133632; /* rows in the lanes: a head's V rows of the tile, packed */
+  float *restrict vt = scratch + 133632; /* rows in the lanes: two heads' V rows of the tile, packed */
   float *restrict alpha = scratch + 66560; /* rescale per row */
   float *restrict lim = scratch + 67072; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 67584); /* exclusive key limit per row */
@@ -3225,31 +3315,61 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_padding_sinks_decode__
       float *restrict ot = state + hh * state_floats + q_floats;
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
-         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
-        for (int j = 0; j < n; ++j) {
-          {
-            const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-            if (j < j1) {
-              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int jr = j; jr < j1; ++jr) {
-                const float *r = rb + jr * rs;
-                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+         * in the same L1 sets (a tile's rows, more than its ways): a head's rows are copied side by side first, the
+         * next head's among this head's row blocks, so the copy's loads wait under their FMAs (8 queries of
+         * h32/kv8/d128: AVX-512 1.04x, AVX2 1.07x) */
+        float *restrict vcur = vt + (hh & 1) * 2048, *restrict vnext = vt + (~hh & 1) * 2048;
+        if (hh == 0)
+          for (int j = 0; j < n; ++j) {
+            {
+              const int s = nh + 0 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
               }
             }
+            {
+              const float *restrict src = a->v + (it->kvh0 + 0) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vcur + j * dp;
+              int c = 0;
+              for (; c + 16 <= 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+              for (; c < 64; ++c) dst[c] = src[c];
+            }
           }
-          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-          float *restrict dst = vt + j * dp;
-          int c = 0;
-          for (; c + 16 <= 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
-          for (; c < 64; ++c) dst[c] = src[c];
+        const int per = (n + rows / 4 - 1) / (rows / 4); /* the next head's rows copied per row block */
+        for (int r0 = 0, j = 0; r0 < rows; r0 += 4) {
+          for (const int e = hh + 1 < nh ? (j + per < n ? j + per : n) : 0; j < e; ++j) {
+            {
+              const int s = nh + hh + 1 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
+              }
+            }
+            {
+              const float *restrict src = a->v + (it->kvh0 + hh + 1) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vnext + j * dp;
+              int c = 0;
+              for (; c + 16 <= 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+              for (; c < 64; ++c) dst[c] = src[c];
+            }
+          }
+          attngen_pv_d64_4x64_t512_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vcur, dp, ot + r0 * dp, dp, NULL, 0, 0);
         }
-        int r0 = 0;
-        for (; r0 + 4 <= rows; r0 += 4)
-          attngen_pv_d64_4x64_t512_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp, NULL, 0, 0);
         continue;
       }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
@@ -4606,7 +4726,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_window_sinks_decode__avx
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 73728, *restrict l_all = scratch + 74240;
-  float *restrict vt = scratch + 141824; /* rows in the lanes: a head's V rows of the tile, packed */
+  float *restrict vt = scratch + 141824; /* rows in the lanes: two heads' V rows of the tile, packed */
   float *restrict alpha = scratch + 74752; /* rescale per row */
   float *restrict lim = scratch + 75264; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 75776); /* exclusive key limit per row */
@@ -4835,31 +4955,61 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_window_sinks_decode__avx
       float *restrict ot = state + hh * state_floats + q_floats;
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
-         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
-        for (int j = 0; j < n; ++j) {
-          {
-            const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-            if (j < j1) {
-              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int jr = j; jr < j1; ++jr) {
-                const float *r = rb + jr * rs;
-                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+         * in the same L1 sets (a tile's rows, more than its ways): a head's rows are copied side by side first, the
+         * next head's among this head's row blocks, so the copy's loads wait under their FMAs (8 queries of
+         * h32/kv8/d128: AVX-512 1.04x, AVX2 1.07x) */
+        float *restrict vcur = vt + (hh & 1) * 1536, *restrict vnext = vt + (~hh & 1) * 1536;
+        if (hh == 0)
+          for (int j = 0; j < n; ++j) {
+            {
+              const int s = nh + 0 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
               }
             }
+            {
+              const float *restrict src = a->v + (it->kvh0 + 0) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vcur + j * dp;
+              int c = 0;
+              for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+              for (; c < 64; ++c) dst[c] = src[c];
+            }
           }
-          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-          float *restrict dst = vt + j * dp;
-          int c = 0;
-          for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
-          for (; c < 64; ++c) dst[c] = src[c];
+        const int per = (n + rows / 4 - 1) / (rows / 4); /* the next head's rows copied per row block */
+        for (int r0 = 0, j = 0; r0 < rows; r0 += 4) {
+          for (const int e = hh + 1 < nh ? (j + per < n ? j + per : n) : 0; j < e; ++j) {
+            {
+              const int s = nh + hh + 1 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
+              }
+            }
+            {
+              const float *restrict src = a->v + (it->kvh0 + hh + 1) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vnext + j * dp;
+              int c = 0;
+              for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+              for (; c < 64; ++c) dst[c] = src[c];
+            }
+          }
+          attngen_pv_d64_4x24_t512__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vcur, dp, ot + r0 * dp, dp);
         }
-        int r0 = 0;
-        for (; r0 + 4 <= rows; r0 += 4)
-          attngen_pv_d64_4x24_t512__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
         continue;
       }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
@@ -4930,7 +5080,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_padding_window_sinks_dec
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 73728, *restrict l_all = scratch + 74240;
-  float *restrict vt = scratch + 141824; /* rows in the lanes: a head's V rows of the tile, packed */
+  float *restrict vt = scratch + 141824; /* rows in the lanes: two heads' V rows of the tile, packed */
   float *restrict alpha = scratch + 74752; /* rescale per row */
   float *restrict lim = scratch + 75264; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 75776); /* exclusive key limit per row */
@@ -5160,31 +5310,61 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_padding_window_sinks_dec
       float *restrict ot = state + hh * state_floats + q_floats;
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
-         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
-        for (int j = 0; j < n; ++j) {
-          {
-            const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-            if (j < j1) {
-              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int jr = j; jr < j1; ++jr) {
-                const float *r = rb + jr * rs;
-                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+         * in the same L1 sets (a tile's rows, more than its ways): a head's rows are copied side by side first, the
+         * next head's among this head's row blocks, so the copy's loads wait under their FMAs (8 queries of
+         * h32/kv8/d128: AVX-512 1.04x, AVX2 1.07x) */
+        float *restrict vcur = vt + (hh & 1) * 1536, *restrict vnext = vt + (~hh & 1) * 1536;
+        if (hh == 0)
+          for (int j = 0; j < n; ++j) {
+            {
+              const int s = nh + 0 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
               }
             }
+            {
+              const float *restrict src = a->v + (it->kvh0 + 0) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vcur + j * dp;
+              int c = 0;
+              for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+              for (; c < 64; ++c) dst[c] = src[c];
+            }
           }
-          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-          float *restrict dst = vt + j * dp;
-          int c = 0;
-          for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
-          for (; c < 64; ++c) dst[c] = src[c];
+        const int per = (n + rows / 4 - 1) / (rows / 4); /* the next head's rows copied per row block */
+        for (int r0 = 0, j = 0; r0 < rows; r0 += 4) {
+          for (const int e = hh + 1 < nh ? (j + per < n ? j + per : n) : 0; j < e; ++j) {
+            {
+              const int s = nh + hh + 1 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
+              }
+            }
+            {
+              const float *restrict src = a->v + (it->kvh0 + hh + 1) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vnext + j * dp;
+              int c = 0;
+              for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+              for (; c < 64; ++c) dst[c] = src[c];
+            }
+          }
+          attngen_pv_d64_4x24_t512__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vcur, dp, ot + r0 * dp, dp);
         }
-        int r0 = 0;
-        for (; r0 + 4 <= rows; r0 += 4)
-          attngen_pv_d64_4x24_t512__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
         continue;
       }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
@@ -5654,7 +5834,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_sinks_decode__avx2(const
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 73728, *restrict l_all = scratch + 74240;
-  float *restrict vt = scratch + 141824; /* rows in the lanes: a head's V rows of the tile, packed */
+  float *restrict vt = scratch + 141824; /* rows in the lanes: two heads' V rows of the tile, packed */
   float *restrict alpha = scratch + 74752; /* rescale per row */
   float *restrict lim = scratch + 75264; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 75776); /* exclusive key limit per row */
@@ -5867,31 +6047,61 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_sinks_decode__avx2(const
       float *restrict ot = state + hh * state_floats + q_floats;
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
-         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
-        for (int j = 0; j < n; ++j) {
-          {
-            const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-            if (j < j1) {
-              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int jr = j; jr < j1; ++jr) {
-                const float *r = rb + jr * rs;
-                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+         * in the same L1 sets (a tile's rows, more than its ways): a head's rows are copied side by side first, the
+         * next head's among this head's row blocks, so the copy's loads wait under their FMAs (8 queries of
+         * h32/kv8/d128: AVX-512 1.04x, AVX2 1.07x) */
+        float *restrict vcur = vt + (hh & 1) * 1536, *restrict vnext = vt + (~hh & 1) * 1536;
+        if (hh == 0)
+          for (int j = 0; j < n; ++j) {
+            {
+              const int s = nh + 0 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
               }
             }
+            {
+              const float *restrict src = a->v + (it->kvh0 + 0) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vcur + j * dp;
+              int c = 0;
+              for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+              for (; c < 64; ++c) dst[c] = src[c];
+            }
           }
-          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-          float *restrict dst = vt + j * dp;
-          int c = 0;
-          for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
-          for (; c < 64; ++c) dst[c] = src[c];
+        const int per = (n + rows / 4 - 1) / (rows / 4); /* the next head's rows copied per row block */
+        for (int r0 = 0, j = 0; r0 < rows; r0 += 4) {
+          for (const int e = hh + 1 < nh ? (j + per < n ? j + per : n) : 0; j < e; ++j) {
+            {
+              const int s = nh + hh + 1 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
+              }
+            }
+            {
+              const float *restrict src = a->v + (it->kvh0 + hh + 1) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vnext + j * dp;
+              int c = 0;
+              for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+              for (; c < 64; ++c) dst[c] = src[c];
+            }
+          }
+          attngen_pv_d64_4x24_t512__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vcur, dp, ot + r0 * dp, dp);
         }
-        int r0 = 0;
-        for (; r0 + 4 <= rows; r0 += 4)
-          attngen_pv_d64_4x24_t512__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
         continue;
       }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
@@ -5962,7 +6172,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_padding_sinks_decode__av
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 73728, *restrict l_all = scratch + 74240;
-  float *restrict vt = scratch + 141824; /* rows in the lanes: a head's V rows of the tile, packed */
+  float *restrict vt = scratch + 141824; /* rows in the lanes: two heads' V rows of the tile, packed */
   float *restrict alpha = scratch + 74752; /* rescale per row */
   float *restrict lim = scratch + 75264; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 75776); /* exclusive key limit per row */
@@ -6176,31 +6386,61 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_padding_sinks_decode__av
       float *restrict ot = state + hh * state_floats + q_floats;
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
-         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
-        for (int j = 0; j < n; ++j) {
-          {
-            const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-            if (j < j1) {
-              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int jr = j; jr < j1; ++jr) {
-                const float *r = rb + jr * rs;
-                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+         * in the same L1 sets (a tile's rows, more than its ways): a head's rows are copied side by side first, the
+         * next head's among this head's row blocks, so the copy's loads wait under their FMAs (8 queries of
+         * h32/kv8/d128: AVX-512 1.04x, AVX2 1.07x) */
+        float *restrict vcur = vt + (hh & 1) * 1536, *restrict vnext = vt + (~hh & 1) * 1536;
+        if (hh == 0)
+          for (int j = 0; j < n; ++j) {
+            {
+              const int s = nh + 0 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
               }
             }
+            {
+              const float *restrict src = a->v + (it->kvh0 + 0) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vcur + j * dp;
+              int c = 0;
+              for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+              for (; c < 64; ++c) dst[c] = src[c];
+            }
           }
-          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-          float *restrict dst = vt + j * dp;
-          int c = 0;
-          for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
-          for (; c < 64; ++c) dst[c] = src[c];
+        const int per = (n + rows / 4 - 1) / (rows / 4); /* the next head's rows copied per row block */
+        for (int r0 = 0, j = 0; r0 < rows; r0 += 4) {
+          for (const int e = hh + 1 < nh ? (j + per < n ? j + per : n) : 0; j < e; ++j) {
+            {
+              const int s = nh + hh + 1 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
+              }
+            }
+            {
+              const float *restrict src = a->v + (it->kvh0 + hh + 1) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vnext + j * dp;
+              int c = 0;
+              for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+              for (; c < 64; ++c) dst[c] = src[c];
+            }
+          }
+          attngen_pv_d64_4x24_t512__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vcur, dp, ot + r0 * dp, dp);
         }
-        int r0 = 0;
-        for (; r0 + 4 <= rows; r0 += 4)
-          attngen_pv_d64_4x24_t512__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
         continue;
       }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
@@ -10400,9 +10640,9 @@ static const attngen_kernel_info attngen_table_gpt_oss_20b_local_kernels[] = {
   { "attn_h64_kv8_d64_causal_padding_window_sinks_prefill__avx512", 64, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 12, 1, 96, 128, 33344, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d64_causal_padding_window_sinks_prefill__avx512, 0 },
   { "attn_h64_kv8_d64_causal_window_sinks_decode__avx512", 64, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 141824, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_window_sinks_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 137728, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_window_sinks_decode__avx512, 0 },
   { "attn_h64_kv8_d64_causal_padding_window_sinks_decode__avx512", 64, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 141824, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_padding_window_sinks_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 137728, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_padding_window_sinks_decode__avx512, 0 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h64_kv8_d64_causal_window_sinks_prefill__avx2", 64, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
@@ -10410,9 +10650,9 @@ static const attngen_kernel_info attngen_table_gpt_oss_20b_local_kernels[] = {
   { "attn_h64_kv8_d64_causal_padding_window_sinks_prefill__avx2", 64, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 12, 1, 96, 128, 33344, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d64_causal_padding_window_sinks_prefill__avx2, 0 },
   { "attn_h64_kv8_d64_causal_window_sinks_decode__avx2", 64, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 151040, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_window_sinks_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 144896, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_window_sinks_decode__avx2, 0 },
   { "attn_h64_kv8_d64_causal_padding_window_sinks_decode__avx2", 64, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 151040, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_padding_window_sinks_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW | ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 144896, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_padding_window_sinks_decode__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h64_kv8_d64_causal_window_sinks_prefill__neon", 64, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
@@ -10464,9 +10704,9 @@ static const attngen_kernel_info attngen_table_gpt_oss_20b_global_kernels[] = {
   { "attn_h64_kv8_d64_causal_padding_sinks_prefill__avx512", 64, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 12, 1, 96, 128, 33344, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d64_causal_padding_sinks_prefill__avx512, 0 },
   { "attn_h64_kv8_d64_causal_sinks_decode__avx512", 64, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 141824, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_sinks_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 137728, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_sinks_decode__avx512, 0 },
   { "attn_h64_kv8_d64_causal_padding_sinks_decode__avx512", 64, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 141824, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_padding_sinks_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 137728, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_padding_sinks_decode__avx512, 0 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h64_kv8_d64_causal_sinks_prefill__avx2", 64, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
@@ -10474,9 +10714,9 @@ static const attngen_kernel_info attngen_table_gpt_oss_20b_global_kernels[] = {
   { "attn_h64_kv8_d64_causal_padding_sinks_prefill__avx2", 64, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 12, 1, 96, 128, 33344, 1, 0, 1, 0, 13, 0, 0 }, NULL, attn_h64_kv8_d64_causal_padding_sinks_prefill__avx2, 0 },
   { "attn_h64_kv8_d64_causal_sinks_decode__avx2", 64, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 151040, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_sinks_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 144896, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_sinks_decode__avx2, 0 },
   { "attn_h64_kv8_d64_causal_padding_sinks_decode__avx2", 64, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 151040, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_padding_sinks_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_SINKS, { 8, 0, 64, 8, 144896, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h64_kv8_d64_causal_padding_sinks_decode__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h64_kv8_d64_causal_sinks_prefill__neon", 64, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,

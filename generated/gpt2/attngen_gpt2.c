@@ -1401,7 +1401,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_decode__avx512(const 
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 12288, *restrict l_all = scratch + 12384;
-  float *restrict vt = scratch + 25056; /* rows in the lanes: a head's V rows of the tile, packed */
+  float *restrict vt = scratch + 25056; /* rows in the lanes: two heads' V rows of the tile, packed */
   float *restrict alpha = scratch + 12480; /* rescale per row */
   float *restrict lim = scratch + 12576; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 12672); /* exclusive key limit per row */
@@ -1609,31 +1609,61 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_decode__avx512(const 
       float *restrict ot = state + hh * state_floats + q_floats;
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
-         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
-        for (int j = 0; j < n; ++j) {
-          {
-            const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-            if (j < j1) {
-              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int jr = j; jr < j1; ++jr) {
-                const float *r = rb + jr * rs;
-                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+         * in the same L1 sets (a tile's rows, more than its ways): a head's rows are copied side by side first, the
+         * next head's among this head's row blocks, so the copy's loads wait under their FMAs (8 queries of
+         * h32/kv8/d128: AVX-512 1.04x, AVX2 1.07x) */
+        float *restrict vcur = vt + (hh & 1) * 2048, *restrict vnext = vt + (~hh & 1) * 2048;
+        if (hh == 0)
+          for (int j = 0; j < n; ++j) {
+            {
+              const int s = nh + 0 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
               }
             }
+            {
+              const float *restrict src = a->v + (it->kvh0 + 0) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vcur + j * dp;
+              int c = 0;
+              for (; c + 16 <= 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+              for (; c < 64; ++c) dst[c] = src[c];
+            }
           }
-          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-          float *restrict dst = vt + j * dp;
-          int c = 0;
-          for (; c + 16 <= 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
-          for (; c < 64; ++c) dst[c] = src[c];
+        const int per = (n + rows / 1 - 1) / (rows / 1); /* the next head's rows copied per row block */
+        for (int r0 = 0, j = 0; r0 < rows; r0 += 1) {
+          for (const int e = hh + 1 < nh ? (j + per < n ? j + per : n) : 0; j < e; ++j) {
+            {
+              const int s = nh + hh + 1 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
+              }
+            }
+            {
+              const float *restrict src = a->v + (it->kvh0 + hh + 1) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vnext + j * dp;
+              int c = 0;
+              for (; c + 16 <= 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+              for (; c < 64; ++c) dst[c] = src[c];
+            }
+          }
+          attngen_pv_d64_1x128_t96_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vcur, dp, ot + r0 * dp, dp, NULL, 0, 0);
         }
-        int r0 = 0;
-        for (; r0 + 1 <= rows; r0 += 1)
-          attngen_pv_d64_1x128_t96_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp, NULL, 0, 0);
         continue;
       }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
@@ -1699,7 +1729,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_padding_decode__avx51
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 12288, *restrict l_all = scratch + 12384;
-  float *restrict vt = scratch + 25056; /* rows in the lanes: a head's V rows of the tile, packed */
+  float *restrict vt = scratch + 25056; /* rows in the lanes: two heads' V rows of the tile, packed */
   float *restrict alpha = scratch + 12480; /* rescale per row */
   float *restrict lim = scratch + 12576; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 12672); /* exclusive key limit per row */
@@ -1908,31 +1938,61 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_padding_decode__avx51
       float *restrict ot = state + hh * state_floats + q_floats;
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
-         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
-        for (int j = 0; j < n; ++j) {
-          {
-            const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-            if (j < j1) {
-              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int jr = j; jr < j1; ++jr) {
-                const float *r = rb + jr * rs;
-                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+         * in the same L1 sets (a tile's rows, more than its ways): a head's rows are copied side by side first, the
+         * next head's among this head's row blocks, so the copy's loads wait under their FMAs (8 queries of
+         * h32/kv8/d128: AVX-512 1.04x, AVX2 1.07x) */
+        float *restrict vcur = vt + (hh & 1) * 2048, *restrict vnext = vt + (~hh & 1) * 2048;
+        if (hh == 0)
+          for (int j = 0; j < n; ++j) {
+            {
+              const int s = nh + 0 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
               }
             }
+            {
+              const float *restrict src = a->v + (it->kvh0 + 0) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vcur + j * dp;
+              int c = 0;
+              for (; c + 16 <= 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+              for (; c < 64; ++c) dst[c] = src[c];
+            }
           }
-          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-          float *restrict dst = vt + j * dp;
-          int c = 0;
-          for (; c + 16 <= 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
-          for (; c < 64; ++c) dst[c] = src[c];
+        const int per = (n + rows / 1 - 1) / (rows / 1); /* the next head's rows copied per row block */
+        for (int r0 = 0, j = 0; r0 < rows; r0 += 1) {
+          for (const int e = hh + 1 < nh ? (j + per < n ? j + per : n) : 0; j < e; ++j) {
+            {
+              const int s = nh + hh + 1 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
+              }
+            }
+            {
+              const float *restrict src = a->v + (it->kvh0 + hh + 1) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vnext + j * dp;
+              int c = 0;
+              for (; c + 16 <= 64; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+              for (; c < 64; ++c) dst[c] = src[c];
+            }
+          }
+          attngen_pv_d64_1x128_t96_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vcur, dp, ot + r0 * dp, dp, NULL, 0, 0);
         }
-        int r0 = 0;
-        for (; r0 + 1 <= rows; r0 += 1)
-          attngen_pv_d64_1x128_t96_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp, NULL, 0, 0);
         continue;
       }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
@@ -3076,7 +3136,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attn
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 13824, *restrict l_all = scratch + 13920;
-  float *restrict vt = scratch + 26592; /* rows in the lanes: a head's V rows of the tile, packed */
+  float *restrict vt = scratch + 26592; /* rows in the lanes: two heads' V rows of the tile, packed */
   float *restrict alpha = scratch + 14016; /* rescale per row */
   float *restrict lim = scratch + 14112; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 14208); /* exclusive key limit per row */
@@ -3270,31 +3330,61 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attn
       float *restrict ot = state + hh * state_floats + q_floats;
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
-         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
-        for (int j = 0; j < n; ++j) {
-          {
-            const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-            if (j < j1) {
-              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int jr = j; jr < j1; ++jr) {
-                const float *r = rb + jr * rs;
-                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+         * in the same L1 sets (a tile's rows, more than its ways): a head's rows are copied side by side first, the
+         * next head's among this head's row blocks, so the copy's loads wait under their FMAs (8 queries of
+         * h32/kv8/d128: AVX-512 1.04x, AVX2 1.07x) */
+        float *restrict vcur = vt + (hh & 1) * 1536, *restrict vnext = vt + (~hh & 1) * 1536;
+        if (hh == 0)
+          for (int j = 0; j < n; ++j) {
+            {
+              const int s = nh + 0 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
               }
             }
+            {
+              const float *restrict src = a->v + (it->kvh0 + 0) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vcur + j * dp;
+              int c = 0;
+              for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+              for (; c < 64; ++c) dst[c] = src[c];
+            }
           }
-          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-          float *restrict dst = vt + j * dp;
-          int c = 0;
-          for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
-          for (; c < 64; ++c) dst[c] = src[c];
+        const int per = (n + rows / 1 - 1) / (rows / 1); /* the next head's rows copied per row block */
+        for (int r0 = 0, j = 0; r0 < rows; r0 += 1) {
+          for (const int e = hh + 1 < nh ? (j + per < n ? j + per : n) : 0; j < e; ++j) {
+            {
+              const int s = nh + hh + 1 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
+              }
+            }
+            {
+              const float *restrict src = a->v + (it->kvh0 + hh + 1) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vnext + j * dp;
+              int c = 0;
+              for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+              for (; c < 64; ++c) dst[c] = src[c];
+            }
+          }
+          attngen_pv_d64_1x64_t96__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vcur, dp, ot + r0 * dp, dp);
         }
-        int r0 = 0;
-        for (; r0 + 1 <= rows; r0 += 1)
-          attngen_pv_d64_1x64_t96__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
         continue;
       }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
@@ -3345,7 +3435,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(co
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 13824, *restrict l_all = scratch + 13920;
-  float *restrict vt = scratch + 26592; /* rows in the lanes: a head's V rows of the tile, packed */
+  float *restrict vt = scratch + 26592; /* rows in the lanes: two heads' V rows of the tile, packed */
   float *restrict alpha = scratch + 14016; /* rescale per row */
   float *restrict lim = scratch + 14112; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 14208); /* exclusive key limit per row */
@@ -3540,31 +3630,61 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(co
       float *restrict ot = state + hh * state_floats + q_floats;
       if (lanes && !contig) {
         /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
-         * in the same L1 sets (a tile's rows, more than its ways): the head's rows are first copied side by side */
-        for (int j = 0; j < n; ++j) {
-          {
-            const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-            const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-            const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-            if (j < j1) {
-              const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                   : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-              const ptrdiff_t rs = hv ? vs : ks;
-              for (int jr = j; jr < j1; ++jr) {
-                const float *r = rb + jr * rs;
-                for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+         * in the same L1 sets (a tile's rows, more than its ways): a head's rows are copied side by side first, the
+         * next head's among this head's row blocks, so the copy's loads wait under their FMAs (8 queries of
+         * h32/kv8/d128: AVX-512 1.04x, AVX2 1.07x) */
+        float *restrict vcur = vt + (hh & 1) * 1536, *restrict vnext = vt + (~hh & 1) * 1536;
+        if (hh == 0)
+          for (int j = 0; j < n; ++j) {
+            {
+              const int s = nh + 0 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
               }
             }
+            {
+              const float *restrict src = a->v + (it->kvh0 + 0) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vcur + j * dp;
+              int c = 0;
+              for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+              for (; c < 64; ++c) dst[c] = src[c];
+            }
           }
-          const float *restrict src = a->v + (it->kvh0 + hh) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-          float *restrict dst = vt + j * dp;
-          int c = 0;
-          for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
-          for (; c < 64; ++c) dst[c] = src[c];
+        const int per = (n + rows / 1 - 1) / (rows / 1); /* the next head's rows copied per row block */
+        for (int r0 = 0, j = 0; r0 < rows; r0 += 1) {
+          for (const int e = hh + 1 < nh ? (j + per < n ? j + per : n) : 0; j < e; ++j) {
+            {
+              const int s = nh + hh + 1 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
+              if (j < j1) {
+                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+                const ptrdiff_t rs = hv ? vs : ks;
+                for (int jr = j; jr < j1; ++jr) {
+                  const float *r = rb + jr * rs;
+                  for (int c = 0; c < 64; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
+                }
+              }
+            }
+            {
+              const float *restrict src = a->v + (it->kvh0 + hh + 1) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
+              float *restrict dst = vnext + j * dp;
+              int c = 0;
+              for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+              for (; c < 64; ++c) dst[c] = src[c];
+            }
+          }
+          attngen_pv_d64_1x64_t96__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vcur, dp, ot + r0 * dp, dp);
         }
-        int r0 = 0;
-        for (; r0 + 1 <= rows; r0 += 1)
-          attngen_pv_d64_1x64_t96__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vt, dp, ot + r0 * dp, dp);
         continue;
       }
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
@@ -5924,9 +6044,9 @@ static const attngen_kernel_info attngen_table_gpt2_kernels[] = {
   { "attn_h12_kv12_d64_causal_padding_prefill__avx512", 12, 12, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 96, 1, 96, 128, 33344, 1, 0, 1, 0, 97, 0, 0 }, NULL, attn_h12_kv12_d64_causal_padding_prefill__avx512, 0 },
   { "attn_h12_kv12_d64_causal_decode__avx512", 12, 12, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 8, 16, 33248, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h12_kv12_d64_causal_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 8, 16, 29152, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h12_kv12_d64_causal_decode__avx512, 0 },
   { "attn_h12_kv12_d64_causal_padding_decode__avx512", 12, 12, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 8, 16, 33248, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h12_kv12_d64_causal_padding_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 8, 16, 29152, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h12_kv12_d64_causal_padding_decode__avx512, 0 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h12_kv12_d64_causal_prefill__avx2", 12, 12, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
@@ -5934,9 +6054,9 @@ static const attngen_kernel_info attngen_table_gpt2_kernels[] = {
   { "attn_h12_kv12_d64_causal_padding_prefill__avx2", 12, 12, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 48, 1, 48, 128, 20768, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h12_kv12_d64_causal_padding_prefill__avx2, 0 },
   { "attn_h12_kv12_d64_causal_decode__avx2", 12, 12, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 8, 8, 35808, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h12_kv12_d64_causal_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 8, 8, 29664, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h12_kv12_d64_causal_decode__avx2, 0 },
   { "attn_h12_kv12_d64_causal_padding_decode__avx2", 12, 12, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 8, 8, 35808, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h12_kv12_d64_causal_padding_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 8, 8, 29664, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h12_kv12_d64_causal_padding_decode__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h12_kv12_d64_causal_prefill__neon", 12, 12, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
