@@ -37,8 +37,7 @@ local function render(root, name, env)
   env._inline_escape = "$"
   env._chunk_name = name
   env.I, env.add, env.mul, env.div = cexpr.I, cexpr.add, cexpr.mul, cexpr.div
-  env.ipairs, env.pairs, env.math, env.string, env.table, env.tostring, env.type = ipairs, pairs, math, string, table,
-    tostring, type
+  env.ipairs, env.pairs, env.math, env.string, env.table, env.tostring = ipairs, pairs, math, string, table, tostring
   env.spec = spec
   env.by_id = by_id
   env.kvtype = kvtype

@@ -228,12 +228,9 @@ $(ind)  const float *restrict src = $(kv.v_ptr) + (it->kvh0 + $(head)) * a->v_st
 @   copy_row(ind .. "  ", dst .. " + j * dp", "src")
 $(ind)}
 @ end
-@ -- Decode's P·V of kv head hh over `nkeys` keys of the tile from key j0 (nil: the tile's first), V rows from vbase:
-@ -- on rows contiguous per head (contig) the blocks that read each V row whole, so the head's rows stay one
-@ -- sequential stream, else the token-major blocks.
-@ -- pf: the C arguments of a `_pf` block (rows to ask for as V's rows are read), or nil: none.
-@ -- packed: the C name of a packed tile (row stride dp) to read the V rows from, by the token-major blocks.
-@ -- The arguments of a P·V block call (as pv_blocks's), without and with the `_pf` blocks' target.
+@ -- The arguments of a decode P·V block call over `nkeys` keys of the tile from key j0 (nil: the tile's first), V
+@ -- rows from vbase, or (packed: the C name of a packed tile, row stride dp) from that copy; pv_args adds the `_pf`
+@ -- blocks' target: pf, the C arguments of the rows to ask for as V's rows are read (nil, or packed: none).
 @ local function pv_head(j0, nkeys, packed)
 @   local s_at = columns and ("st + " .. (j0 and j0 .. " * ms + " or "") .. "hh * rows_pv + r0")
 @     or ("st + (hh * rows_pv + r0) * ss" .. (j0 and " + " .. j0 or ""))
@@ -243,9 +240,12 @@ $(ind)}
 @ local function pv_args(j0, nkeys, pf, packed)
 @   return pv_head(j0, nkeys, packed) .. ((mk.prefetch_in_blocks and ", " .. ((not packed and pf) or "NULL, 0, 0")) or "") .. ");"
 @ end
-@ local function pv_blocks(ind, j0, nkeys, pf, packed)
-@   local head, args = pv_head(j0, nkeys, packed), pv_args(j0, nkeys, pf, packed)
-@   if mk.pv_contig and not packed then
+@ -- Decode's P·V of kv head hh over `nkeys` keys of the tile from key j0, V rows from vbase (as pv_args's): on rows
+@ -- contiguous per head (contig) the blocks that read each V row whole, so the head's rows stay one sequential
+@ -- stream, else the token-major blocks.
+@ local function pv_blocks(ind, j0, nkeys, pf)
+@   local head, args = pv_head(j0, nkeys), pv_args(j0, nkeys, pf)
+@   if mk.pv_contig then
 @     local args_contig = mk.pv_contig.prefetch and (head .. ", " .. (pf or "NULL, 0, 0") .. ");") or (head .. ");")
 $(ind)if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
 @     row_blocks(ind .. "  ", mk.pv_contig.pr, mk.pv_contig.name, mk.pv_contig.edges, args_contig)

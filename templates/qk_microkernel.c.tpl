@@ -10,7 +10,8 @@
 @ -- pfs) asked for in L2, a line every few steps of the FMAs: asked for at once before the call, a 32-row panel's
 @ -- 64 requests waited for fill buffers while no FMA ran (a shared prefix's pass, 0.87x).
 @ local PF = mk.pf_rows
-@ local LPR = PF and mk.D and math.ceil(mk.D * 4 / 64) -- lines a row
+@ local LINE = 16 -- floats a 64-byte line
+@ local LPR = PF and mk.D and math.ceil(mk.D / LINE) -- lines a row
 @ -- spread over the unrolled steps (LPI lines an iteration of the loop over head_dim), else asked for at once
 @ local spread_full = PF and mk.D and mk.unroll and mk.D <= mk.unroll
 @ local LPI = PF and mk.D and mk.unroll and mk.D % mk.unroll == 0 and (PF * LPR * mk.unroll) % mk.D == 0 and
@@ -18,17 +19,16 @@
 @ local spread_loop = PF and mk.D and mk.unroll and mk.D > mk.unroll and LPI
 @ -- the requests of `lines` lines spread over `steps` steps: step u makes those from first(u) to first(u + 1) - 1
 @ local function first_line(u, lines, steps) return math.floor((u * lines + steps - 1) / steps) end
-@ -- the request of line t of the loop's iteration `it` (a C expression; nil: the fully unrolled steps' line t), a
-@ -- line 16 floats
+@ -- the request of line t of the loop's iteration `it` (a C expression; nil: the fully unrolled steps' line t)
 @ local function ask(indent, it, t)
 @   local row, col
 @   if not it then
-@     row, col = math.floor(t / LPR), (t % LPR) * 16
+@     row, col = math.floor(t / LPR), (t % LPR) * LINE
 @   elseif LPI % LPR == 0 then -- an iteration asks for whole rows
-@     row, col = add(mul(it, math.floor(LPI / LPR)), math.floor(t / LPR)), (t % LPR) * 16
+@     row, col = add(mul(it, math.floor(LPI / LPR)), math.floor(t / LPR)), (t % LPR) * LINE
 @   else
 @     local li = "(" .. add(mul(it, LPI), t) .. ")"
-@     row, col = li .. " / " .. I(LPR), li .. " % " .. I(LPR) .. " * 16"
+@     row, col = li .. " / " .. I(LPR), li .. " % " .. I(LPR) .. " * " .. I(LINE)
 @   end
 $(indent)if ($(I(row)) < pfn) $(isa.prefetch_l2(I(add("pf", mul(row, "pfs"), col))))
 @ end
@@ -66,7 +66,7 @@ $(indent)  { const $(V) kb = $(isa.bcast(add("k" .. I(j), k))); $(table.concat(f
 @ end
 @ if PF and not spread_full and not spread_loop then
   for (int j = 0; j < pfn; ++j)
-    for (int c = 0; c < $(mk.D and I(mk.D) or "d"); c += 16) $(isa.prefetch_l2("pf + j * pfs + c"))
+    for (int c = 0; c < $(mk.D and I(mk.D) or "d"); c += $(I(LINE))) $(isa.prefetch_l2("pf + j * pfs + c"))
 @ end
 @ if mk.D and not mk.unroll then
 @   -- no unrolling asked for (e.g. scalar): a loop with a constant bound
