@@ -22,14 +22,16 @@ return {
     contig_pv_vectors = 8, -- P·V on rows contiguous per head: at most 8 vectors of a V row per pass (gen/plan.lua)
     -- token-major rows of several heads: each step asks for the rows this many bytes on in L2 (gen/plan.lua).
     -- h32/kv8/d128 at kv_len 16384, Zen 4, interleaved runs: f16 7.7 -> 4.7 ms, int8 5.6 -> 4.8, fp32 8.0 -> 7.5;
-    -- 32-192 KiB measured alike, every other line or fewer 1.2-2x slower, tiles of 16-64 keys slower still
-    stream_prefetch = 65536,
+    -- 32-192 KiB measured alike, every other line or fewer 1.2-2x slower, tiles of 16-64 keys slower still.
+    -- Intel Xeon (Emerald Rapids), h32/kv8/d128 at kv_len 131072, paired medians of 11 interleaved calls, 32 KiB
+    -- against 64: fp32 1.05-1.06x (4-16 KiB alike), f16 1.01-1.03x, int8 1.00-1.02x; group 8 (h64/kv8) 1.02x,
+    -- head-major 1.02x, MHA, group 7 (h14/kv2/d64), batch 8 and pages of 16 rows alike (0.99-1.01x)
+    stream_prefetch = 32768,
     -- the token-major blocks ask for their rows of the step ahead themselves, a line or so per vector step of their
     -- FMAs, as AVX2's do (gen/isa/avx2.lua): a step's burst of requests before its block waited on the miss
     -- buffers. Intel Xeon (Emerald Rapids, one core 15.4 GB/s asking ahead), paired medians of 9-11 interleaved calls
     -- beyond the LLC: h32/kv8/d128 fp32 1.09-1.10x, f16 1.08-1.09x, int8 1.03-1.09x; MHA h32/d128 fp32 1.02x, f16
-    -- 1.03x, int8 1.02x; h14/kv2/d64 fp32 1.03x, f16 1.02-1.07x, int8 1.04x. Asking 16 or 32 KiB ahead instead of
-    -- 64 on top: 1.01-1.08x / 0.98-1.02x (left at 64, Zen 4's measured distance)
+    -- 1.03x, int8 1.02x; h14/kv2/d64 fp32 1.03x, f16 1.02-1.07x, int8 1.04x (64 KiB ahead; 32 KiB, above, on top)
     prefetch_in_blocks = true,
     -- head-major pages: a head's run of a page at least this long the hardware prefetchers follow, so fp32 P·V
     -- runs ask for nothing (gen/plan.lua). h32/kv8/d128 at kv_len 16384, Zen 4, in one process, fp32 pages ÷ a

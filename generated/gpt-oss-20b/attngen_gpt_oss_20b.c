@@ -1671,7 +1671,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_window_sinks_decode__a
   const int nk = contig ? 128 : lanes ? 32 : 8; /* rows in the lanes: tiles of whole key blocks */
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
    * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
-  const int ahead = 1 + (65536 - 1) / (nk * 64 * (int)sizeof(*a->k));
+  const int ahead = 1 + (32768 - 1) / (nk * 64 * (int)sizeof(*a->k));
   const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
@@ -2050,7 +2050,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_padding_window_sinks_d
   const int nk = contig ? 128 : lanes ? 32 : 8; /* rows in the lanes: tiles of whole key blocks */
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
    * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
-  const int ahead = 1 + (65536 - 1) / (nk * 64 * (int)sizeof(*a->k));
+  const int ahead = 1 + (32768 - 1) / (nk * 64 * (int)sizeof(*a->k));
   const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
@@ -2818,7 +2818,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_sinks_decode__avx512(c
   const int nk = contig ? 128 : lanes ? 32 : 8; /* rows in the lanes: tiles of whole key blocks */
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
    * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
-  const int ahead = 1 + (65536 - 1) / (nk * 64 * (int)sizeof(*a->k));
+  const int ahead = 1 + (32768 - 1) / (nk * 64 * (int)sizeof(*a->k));
   const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
@@ -3181,7 +3181,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_padding_sinks_decode__
   const int nk = contig ? 128 : lanes ? 32 : 8; /* rows in the lanes: tiles of whole key blocks */
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
    * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
-  const int ahead = 1 + (65536 - 1) / (nk * 64 * (int)sizeof(*a->k));
+  const int ahead = 1 + (32768 - 1) / (nk * 64 * (int)sizeof(*a->k));
   const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;

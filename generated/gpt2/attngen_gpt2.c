@@ -1475,7 +1475,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_decode__avx512(const 
   const int nk = contig ? 128 : lanes ? 32 : 16; /* rows in the lanes: tiles of whole key blocks */
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
    * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
-  const int ahead = 1 + (65536 - 1) / (nk * 64 * (int)sizeof(*a->k));
+  const int ahead = 1 + (32768 - 1) / (nk * 64 * (int)sizeof(*a->k));
   const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
@@ -1804,7 +1804,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_padding_decode__avx51
   const int nk = contig ? 128 : lanes ? 32 : 16; /* rows in the lanes: tiles of whole key blocks */
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
    * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
-  const int ahead = 1 + (65536 - 1) / (nk * 64 * (int)sizeof(*a->k));
+  const int ahead = 1 + (32768 - 1) / (nk * 64 * (int)sizeof(*a->k));
   const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;

@@ -2488,7 +2488,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode__avx512(const 
   const int nk = contig ? 128 : lanes ? 32 : 8; /* rows in the lanes: tiles of whole key blocks */
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
    * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
-  const int ahead = 1 + (65536 - 1) / (nk * 128 * (int)sizeof(*a->k));
+  const int ahead = 1 + (32768 - 1) / (nk * 128 * (int)sizeof(*a->k));
   const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
@@ -2833,7 +2833,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_f16__avx512(co
   const int nk = contig ? 128 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
    * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
-  const int ahead = 1 + (65536 - 1) / (nk * 128 * (int)sizeof(*(const uint16_t *)a->k_f16));
+  const int ahead = 1 + (32768 - 1) / (nk * 128 * (int)sizeof(*(const uint16_t *)a->k_f16));
   const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
@@ -3091,7 +3091,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_bf16__avx512(c
   const int nk = contig ? 128 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
    * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
-  const int ahead = 1 + (65536 - 1) / (nk * 128 * (int)sizeof(*(const uint16_t *)a->k_bf16));
+  const int ahead = 1 + (32768 - 1) / (nk * 128 * (int)sizeof(*(const uint16_t *)a->k_bf16));
   const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
@@ -3349,7 +3349,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_int8__avx512(c
   const int nk = contig ? 128 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
    * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
-  const int ahead = 1 + (65536 - 1) / (nk * 128 * (int)sizeof(*(const int8_t *)a->k_i8));
+  const int ahead = 1 + (32768 - 1) / (nk * 128 * (int)sizeof(*(const int8_t *)a->k_i8));
   const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
@@ -3637,7 +3637,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode__avx51
   const int nk = contig ? 128 : lanes ? 32 : 8; /* rows in the lanes: tiles of whole key blocks */
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
    * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
-  const int ahead = 1 + (65536 - 1) / (nk * 128 * (int)sizeof(*a->k));
+  const int ahead = 1 + (32768 - 1) / (nk * 128 * (int)sizeof(*a->k));
   const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
@@ -3983,7 +3983,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_f16__a
   const int nk = contig ? 128 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
    * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
-  const int ahead = 1 + (65536 - 1) / (nk * 128 * (int)sizeof(*(const uint16_t *)a->k_f16));
+  const int ahead = 1 + (32768 - 1) / (nk * 128 * (int)sizeof(*(const uint16_t *)a->k_f16));
   const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
@@ -4242,7 +4242,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_bf16__
   const int nk = contig ? 128 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
    * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
-  const int ahead = 1 + (65536 - 1) / (nk * 128 * (int)sizeof(*(const uint16_t *)a->k_bf16));
+  const int ahead = 1 + (32768 - 1) / (nk * 128 * (int)sizeof(*(const uint16_t *)a->k_bf16));
   const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
@@ -4501,7 +4501,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_int8__
   const int nk = contig ? 128 : 8;
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
    * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
-  const int ahead = 1 + (65536 - 1) / (nk * 128 * (int)sizeof(*(const int8_t *)a->k_i8));
+  const int ahead = 1 + (32768 - 1) / (nk * 128 * (int)sizeof(*(const int8_t *)a->k_i8));
   const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;

@@ -2319,7 +2319,7 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode__avx512(const attngen_kern
   const int nk = contig ? 128 : ((kvh * d) >= 32 ? 8 : 128);
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
    * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
-  const int ahead = 1 + (65536 - 1) / (nk * d * (int)sizeof(*a->k));
+  const int ahead = 1 + (32768 - 1) / (nk * d * (int)sizeof(*a->k));
   const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
@@ -2651,7 +2651,7 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_f16__avx512(const attngen_
   const int nk = contig ? 128 : ((kvh * d) >= 64 ? 8 : 128);
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
    * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
-  const int ahead = 1 + (65536 - 1) / (nk * d * (int)sizeof(*(const uint16_t *)a->k_f16));
+  const int ahead = 1 + (32768 - 1) / (nk * d * (int)sizeof(*(const uint16_t *)a->k_f16));
   const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
@@ -2983,7 +2983,7 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_bf16__avx512(const attngen
   const int nk = contig ? 128 : ((kvh * d) >= 64 ? 8 : 128);
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
    * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
-  const int ahead = 1 + (65536 - 1) / (nk * d * (int)sizeof(*(const uint16_t *)a->k_bf16));
+  const int ahead = 1 + (32768 - 1) / (nk * d * (int)sizeof(*(const uint16_t *)a->k_bf16));
   const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
@@ -3315,7 +3315,7 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8__avx512(const attngen
   const int nk = contig ? 128 : ((kvh * d) >= 128 ? 8 : 128);
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
    * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
-  const int ahead = 1 + (65536 - 1) / (nk * d * (int)sizeof(*(const int8_t *)a->k_i8));
+  const int ahead = 1 + (32768 - 1) / (nk * d * (int)sizeof(*(const int8_t *)a->k_i8));
   const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
@@ -3668,7 +3668,7 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g64__avx512(const att
   const int nk = contig ? 128 : ((kvh * d) >= 128 ? 8 : 128);
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
    * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
-  const int ahead = 1 + (65536 - 1) / (nk * d * (int)sizeof(*(const int8_t *)a->k_i8));
+  const int ahead = 1 + (32768 - 1) / (nk * d * (int)sizeof(*(const int8_t *)a->k_i8));
   const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
@@ -4021,7 +4021,7 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g32__avx512(const att
   const int nk = contig ? 128 : ((kvh * d) >= 128 ? 8 : 128);
   /* steps of the token-major stream between a step and the rows it asks for (prefetch_stream): a step is one kv
    * head's rows of a tile, 2 nh steps a tile; as whole tiles and steps, so the hot loop does not divide */
-  const int ahead = 1 + (65536 - 1) / (nk * d * (int)sizeof(*(const int8_t *)a->k_i8));
+  const int ahead = 1 + (32768 - 1) / (nk * d * (int)sizeof(*(const int8_t *)a->k_i8));
   const int ahead_tiles = ahead / (2 * nh), ahead_steps = ahead % (2 * nh);
   for (int kt = it->k0 < hide0 ? it->k0 : hide1, n; kt < kend; kt = kt + n == hide0 ? hide1 : kt + n) {
     n = (kt < hide0 ? hide0 : kend) - kt;
