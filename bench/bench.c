@@ -161,7 +161,7 @@ typedef enum { RUN_KERNEL, RUN_PARALLEL, RUN_NAIVE, RUN_STEP, RUN_READ, RUN_PEAK
 
 /* A plain read of a decode call's K and V rows in the order it reads them: tiles of `tile` token rows, the tile's K
  * rows then its V rows, each row found through the block table (table NULL: rows in order, a contiguous cache),
- * asking for the rows READ_ROWS_AHEAD bytes further on in that order as it goes, as the decode kernels do (a core
+ * asking for the rows read_rows_ahead() bytes further on in that order as it goes, as the decode kernels do (a core
  * that reads plainly reads less: 11.5 against 13.7 GB/s on an Emerald Rapids core, where an MHA decode then read
  * 102% of this read). Its paged ÷ contiguous time is what the memory itself charges for the pages' order. */
 typedef struct {
@@ -171,7 +171,8 @@ typedef struct {
   size_t row_bytes;
 } rows_read;
 
-#define READ_ROWS_AHEAD 65536 /* the decode kernels' stream_prefetch */
+/* the decode kernels' stream_prefetch (gen/isa/avx512.lua, avx2.lua): AVX-512's 32 KiB, AVX2's 64 KiB */
+static long read_rows_ahead(void) { return best_isa() == ATTNGEN_ISA_AVX512 ? 32768 : 65536; }
 
 static volatile uint64_t rows_read_sink;
 
@@ -182,7 +183,7 @@ static const unsigned char *rows_read_row(const rows_read *r, int which, int x) 
 
 static void rows_read_run(const rows_read *r) {
   uint64_t acc[4] = {0, 0, 0, 0};
-  const long ahead = (long)((READ_ROWS_AHEAD + r->row_bytes - 1) / r->row_bytes); /* rows of the stream */
+  const long ahead = (long)((read_rows_ahead() + (long)r->row_bytes - 1) / (long)r->row_bytes); /* rows of the stream */
   const long span = 2L * r->tile;                                                 /* a tile's K and V rows */
   for (int t0 = 0; t0 < r->rows; t0 += r->tile)
     for (int which = 0; which < 2; which++)
