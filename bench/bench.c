@@ -161,7 +161,7 @@ typedef enum { RUN_KERNEL, RUN_PARALLEL, RUN_NAIVE, RUN_STEP, RUN_READ, RUN_PEAK
 
 /* A plain read of a decode call's K and V rows in the order it reads them: tiles of `tile` token rows, the tile's K
  * rows then its V rows, each row found through the block table (table NULL: rows in order, a contiguous cache),
- * asking for the rows read_rows_ahead() bytes further on in that order as it goes, as the decode kernels do (a core
+ * asking for the rows ahead_bytes further on in that order as it goes, as the decode kernels do (a core
  * that reads plainly reads less: 11.5 against 13.7 GB/s on an Emerald Rapids core, where an MHA decode then read
  * 102% of this read). Its paged ÷ contiguous time is what the memory itself charges for the pages' order. */
 typedef struct {
@@ -169,10 +169,11 @@ typedef struct {
   const int32_t *table;
   int page_size, rows, tile;
   size_t row_bytes;
+  long ahead_bytes; /* stream_prefetch_bytes() of the kernel whose order this reads */
 } rows_read;
 
-/* the decode kernels' stream_prefetch (gen/isa/avx512.lua, avx2.lua): AVX-512's 32 KiB, AVX2's 64 KiB */
-static long read_rows_ahead(void) { return best_isa() == ATTNGEN_ISA_AVX512 ? 32768 : 65536; }
+/* How far a decode kernel of `isa` asks ahead: its vocabulary's stream_prefetch (gen/isa/avx512.lua, avx2.lua) */
+static long stream_prefetch_bytes(attngen_isa isa) { return isa == ATTNGEN_ISA_AVX512 ? 32768 : 65536; }
 
 static volatile uint64_t rows_read_sink;
 
@@ -183,7 +184,7 @@ static const unsigned char *rows_read_row(const rows_read *r, int which, int x) 
 
 static void rows_read_run(const rows_read *r) {
   uint64_t acc[4] = {0, 0, 0, 0};
-  const long ahead = (long)((read_rows_ahead() + (long)r->row_bytes - 1) / (long)r->row_bytes); /* rows of the stream */
+  const long ahead = (long)((r->ahead_bytes + (long)r->row_bytes - 1) / (long)r->row_bytes); /* rows of the stream */
   const long span = 2L * r->tile;                                                 /* a tile's K and V rows */
   for (int t0 = 0; t0 < r->rows; t0 += r->tile)
     for (int which = 0; which < 2; which++)
@@ -1215,7 +1216,8 @@ static void run_kv_types(bench_state *st, const char *outdir) {
       const int rows = !cs[ci].head_major;
       if (rows) {
         rr = (rows_read){(const unsigned char *)buf[0].k, (const unsigned char *)buf[0].v, NULL, 1, cs[ci].batch * kv,
-                         kern[0].work.keys_per_tile, (size_t)cs[ci].kvh * cs[ci].d * sizeof(float)};
+                         kern[0].work.keys_per_tile, (size_t)cs[ci].kvh * cs[ci].d * sizeof(float),
+                         stream_prefetch_bytes(kern[0].info->isa)};
         job rj = {RUN_ROWS_READ, NULL, NULL, NULL, 1, NULL, NULL, NULL, -1, NULL, NULL, &rr};
         jobs[NT + 1] = rj;
       }
@@ -1386,7 +1388,8 @@ static void run_paged(bench_state *st, const char *outdir) {
         if (reads) {
           rr[p] = (rows_read){(const unsigned char *)buf[p].k, (const unsigned char *)buf[p].v, table[p],
                               page_sizes[p] ? page_sizes[p] : 1, kv, kern[p].work.keys_per_tile,
-                              (size_t)kvh * d * (size_t)attngen_kv_dtype_bytes(types[ti])};
+                              (size_t)kvh * d * (size_t)attngen_kv_dtype_bytes(types[ti]),
+                              stream_prefetch_bytes(kern[p].info->isa)};
           job r = {RUN_ROWS_READ, NULL, NULL, NULL, 1, NULL, NULL, NULL, -1, NULL, NULL, &rr[p]};
           jobs[NP + p] = r;
         }

@@ -93,6 +93,7 @@ local function scratch_layout(mp, dp, keys_padded, heads, prefill, bias_rows, pa
   local ms = round_up(E.mul(heads, mp), 16)
   local s_floats = E.mul(keys_padded, ms)
   local state = E.mul(2, q_floats)
+  local vt_floats = pack_v and round_up(E.mul(pack_v, dp), 16) or nil -- each of the two packed V tiles
   return {
     q_floats = q_floats, state_floats = state, ms = ms,
     m_offset = s_floats, l_offset = E.add(s_floats, ms), alpha_offset = E.add(s_floats, E.mul(2, ms)),
@@ -100,8 +101,8 @@ local function scratch_layout(mp, dp, keys_padded, heads, prefill, bias_rows, pa
     slope_offset = E.add(s_floats, E.mul(5, ms)), qpos_offset = E.add(s_floats, E.mul(6, ms)),
     state_offset = E.add(s_floats, E.mul(n_rows, ms)),
     vt_offset = pack_v and E.add(s_floats, E.mul(n_rows, ms), E.mul(heads, state)) or nil,
-    vt_floats = pack_v and round_up(E.mul(pack_v, dp), 16) or nil,
-    total = E.add(s_floats, E.mul(n_rows, ms), E.mul(heads, state), pack_v and E.mul(2, round_up(E.mul(pack_v, dp), 16)) or 0),
+    vt_floats = vt_floats,
+    total = E.add(s_floats, E.mul(n_rows, ms), E.mul(heads, state), vt_floats and E.mul(2, vt_floats) or 0),
   }
 end
 
