@@ -67,14 +67,12 @@ end
 --   [mp] (rescale, visible keys, key limit, spare), then the state: Q tile [mp][dp], O [mp][dp], max and sum [mp].
 --   decode (every kv head per item): the heads' rows side by side, row R = head * rows + r, in ms = heads * mp
 --   (padded) rows: S tile [keys_padded][ms] (softmax down the columns) or [ms][keys_padded], 5 per-row arrays
---   [ms] (max, sum, rescale, visible keys, key limit), then per kv head a state: Q tile [mp][dp], O [mp][dp];
---   `pack_v` (a kernel with rows in the lanes: the keys of its tiles) then two packed V tiles [pack_v][dp]
---   (vt_floats each): a head's V rows, and the next head's, copied while this head's P·V runs.
+--   [ms] (max, sum, rescale, visible keys, key limit), then per kv head a state: Q tile [mp][dp], O [mp][dp].
 --   Those are the largest item's sizes (q_len = max_q); a decode kernel places its heads' states by the rows
 --   the item has (Q and O of rows_pv rows, head after head) and sets up only the per-row entries it uses.
 -- Returns the offsets the kernel addresses and the total.
 -- `bias_rows`: ALiBi kernels (and generic ones) add 2 per-row arrays after the others: each row's slope and position.
-local function scratch_layout(mp, dp, keys_padded, heads, prefill, bias_rows, pack_v)
+local function scratch_layout(mp, dp, keys_padded, heads, prefill, bias_rows)
   local q_floats = round_up(E.mul(mp, dp), 16)
   local n_rows = (prefill and 4 or 5) + (bias_rows and 2 or 0)
   if prefill then
@@ -93,16 +91,13 @@ local function scratch_layout(mp, dp, keys_padded, heads, prefill, bias_rows, pa
   local ms = round_up(E.mul(heads, mp), 16)
   local s_floats = E.mul(keys_padded, ms)
   local state = E.mul(2, q_floats)
-  local vt_floats = pack_v and round_up(E.mul(pack_v, dp), 16) or nil -- each of the two packed V tiles
   return {
     q_floats = q_floats, state_floats = state, ms = ms,
     m_offset = s_floats, l_offset = E.add(s_floats, ms), alpha_offset = E.add(s_floats, E.mul(2, ms)),
     lim_offset = E.add(s_floats, E.mul(3, ms)), lim_abs_offset = E.add(s_floats, E.mul(4, ms)),
     slope_offset = E.add(s_floats, E.mul(5, ms)), qpos_offset = E.add(s_floats, E.mul(6, ms)),
     state_offset = E.add(s_floats, E.mul(n_rows, ms)),
-    vt_offset = pack_v and E.add(s_floats, E.mul(n_rows, ms), E.mul(heads, state)) or nil,
-    vt_floats = vt_floats,
-    total = E.add(s_floats, E.mul(n_rows, ms), E.mul(heads, state), vt_floats and E.mul(2, vt_floats) or 0),
+    total = E.add(s_floats, E.mul(n_rows, ms), E.mul(heads, state)),
   }
 end
 
@@ -229,11 +224,10 @@ function plan.for_kernel(k)
         errors.raise("spec: gen/isa/%s.lua: rows_in_lanes.keys (%d) is not a multiple of its kb (%d)", isa.name,
           lanes.keys, lanes.kb)
       end
-      -- (P·V then runs whole row blocks over the panels' rows, the next head's V copy among them)
+      -- (P·V in the same form: the panels' Oᵀ, pv_cols columns of V a block, the Q·Kᵀ block's keys when not given)
       local panel = rv * W
-      if panel % p.pr == 0 then
-        p.lanes = { kb = lanes.kb, rv = rv, panel = panel, keys = lanes.keys, min_rows = math.max(lanes.min_rows, panel) }
-      end
+      p.lanes = { kb = lanes.kb, rv = rv, panel = panel, keys = lanes.keys, min_rows = math.max(lanes.min_rows, panel),
+                  pv_cols = lanes.pv_cols or lanes.kb }
     end
     p.keys_padded = round_up(math.max(type(p.keys) == "number" and p.keys or blk.keys, p.keys_contig,
         p.lanes and p.lanes.keys or 0),
@@ -282,7 +276,7 @@ function plan.for_kernel(k)
   p.dp = round_up(d, W)
   local heads = p.kv_heads_per_item == 0 and (k.D and k.kv_heads or "kvh") or 1 -- generic: kvh at run time
   p.scratch = scratch_layout(p.mp, p.dp, p.keys_padded, heads, k.phase == "prefill",
-    not k.D or (k.attn and k.attn.alibi ~= nil), p.lanes and (p.lanes.keys or p.keys_padded))
+    not k.D or (k.attn and k.attn.alibi ~= nil))
   -- split-KV (decode with few sequences): threads share one sequence's KV stream; merged through max and sum
   local split = blk.split or {}
   -- K/V repack (prefill): once a sequence has more than one query tile per kv head, the runtime copies each head's
@@ -412,6 +406,16 @@ function plan.microkernels(isa, p, D, G)
       mk.qk_lanes = { name = string.format("attngen_qk_%s_%dx%d_q%d%s%s__%s", dim, pw, p.lanes.kb, pw, qk_stride, lpf, isa.name),
                       kb = p.lanes.kb, rv = p.lanes.rv, qts = pw, qs = mk.qs, unroll = isa.prefill.unroll,
                       pf_rows = p.prefetch_lanes and p.lanes.kb or nil }
+      -- and P·V in that form: Oᵀ of a panel's rows, pv_cols columns a block, each V element broadcast from its row in
+      -- place (templates/pvt_microkernel.c.tpl); a head_dim not a multiple of pv_cols ends in a block of the rest
+      local function pvt(cols)
+        return { name = string.format("attngen_pvt_%s_%dx%d%s%s__%s", dim, pw, cols, qk_stride, lpf, isa.name),
+                 rv = p.lanes.rv, cols = cols, qs = mk.qs,
+                 pf = p.prefetch_lanes and (pf_tm or not p.prefetch_token_major) or nil }
+      end
+      local cols = p.lanes.pv_cols
+      mk.pv_lanes = pvt(cols)
+      if D % cols ~= 0 then mk.pv_lanes.edge = pvt(D % cols) end
     end
     -- (their P·V: "spread", each column block asking for the lines of its own columns)
     local pv_pf = pf_tm and "spread" or nil

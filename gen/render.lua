@@ -309,6 +309,9 @@ local function section(root, isa, kernels, shared)
       local l = mk.qk_lanes
       local sub = { qk_name = l.name, kb = l.kb, rv = l.rv, qts = l.qts, qs = l.qs, unroll = l.unroll, pf_rows = l.pf_rows }
       list[#list + 1] = { l.name, "qk_microkernel.c.tpl", setmetatable(sub, { __index = mk }) }
+      for _, pvt in ipairs({ mk.pv_lanes, mk.pv_lanes.edge }) do -- and its P·V in that form
+        list[#list + 1] = { pvt.name, "pvt_microkernel.c.tpl", pvt }
+      end
     end
     for _, pv in ipairs(mk.pvs) do
       local sub = setmetatable({ pv_name = pv.name, D0 = mk.D, D = pv.D, unroll = pv.unroll, live = pv.live, pr = pv.pr,

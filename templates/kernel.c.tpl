@@ -215,17 +215,38 @@ $(ind)int c = 0;
 $(ind)for (; c + $(I(W)) <= $(D); c += $(I(W))) $(isa.store("dst + c", isa.load(src .. " + c")))
 $(ind)for (; c < $(D); ++c) dst[c] = $(src)[c];
 @ end
-@ -- Rows in the lanes: V row j of the tile of kv head hh = `head` (a C expression) copied to row j of the packed tile
-@ -- `dst`, after asking for row j of that head's V step ahead (unless the token-major request at the head's P·V
-@ -- did: blocks that ask for their own rows make none, and the copy calls none of them). A row at a time: asked
-@ -- for at once before the copy, a 32-key tile's 256 requests waited for fill buffers (a shared prefix's pass, 0.95x).
-@ local function copy_v_row(ind, head, dst)
-@   if plan.prefetch_lanes and (not plan.prefetch_token_major or mk.prefetch_in_blocks) then
-@     prefetch_stream(ind, "nh + " .. head, "j", "1")
+@ -- Rows in the lanes: P·V of kv head hh over keys j0 .. j0 + nj - 1 of the tile (C expressions), V rows from `vrow`
+@ -- (row stride vs), into Oᵀ panel after panel, block of columns after block (mk.pv_lanes, then its edge block);
+@ -- `first`: the C condition for the rescale (nil: always). With the stream prefetch, the first panel asks for those
+@ -- rows of the step ahead, each block the line that starts in its columns (a line per key: spread over the blocks).
+@ local function pvt_panels(ind, j0, nj, vrow, first)
+@   local pvt, PWL = mk.pv_lanes, plan.lanes.panel
+@   if pvt.pf then
+@     pf_target(ind, j0, nj, "token_major")
 @   end
-$(ind){
-$(ind)  const float *restrict src = $(kv.v_ptr) + (it->kvh0 + $(head)) * a->v_stride.head + $(paged and page_row("kt + j", "a->v_stride.batch", "vs") or "b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs");
-@   copy_row(ind .. "  ", dst .. " + j * dp", "src")
+$(ind)for (int r0 = 0; r0 < rows; r0 += $(I(PWL))) {
+$(ind)  const float *restrict al = alpha + hh * rows_pv + r0;
+$(ind)  int rescale = 0;
+$(ind)  $(first and "if (" .. first .. ") " or "")for (int r = 0; r < $(I(PWL)); ++r) rescale |= al[r] != 1.0f;
+$(ind)  const float *restrict pt = st + $(j0 == "0" and "" or j0 .. " * ms + ")hh * rows_pv + r0;
+$(ind)  float *restrict op = ot + r0 * dp;
+@   local function call(cols, name)
+@     if pvt.pf then
+$(ind)    const int line = (c0 + 15) / 16 * 16, asks = r0 == 0 && pfn > 0 && line < c0 + $(I(cols)); /* 16 floats a line */
+$(ind)    $(name)(pt, al, rescale, $(nj), $(vrow) + c0, vs, op + c0 * $(I(PWL)), asks ? pf + line : NULL, pfs, asks ? pfn : 0);
+@     else
+$(ind)    $(name)(pt, al, rescale, $(nj), $(vrow) + c0, vs, op + c0 * $(I(PWL)));
+@     end
+@   end
+$(ind)  int c0 = 0;
+$(ind)  for (; c0 + $(I(pvt.cols)) <= $(D); c0 += $(I(pvt.cols))) {
+@   call(pvt.cols, pvt.name)
+$(ind)  }
+@   if pvt.edge then
+$(ind)  { /* the last $(I(pvt.edge.cols)) columns */
+@     call(pvt.edge.cols, pvt.edge.name)
+$(ind)  }
+@   end
 $(ind)}
 @ end
 @ -- The arguments of a decode P·V block call over `nkeys` keys of the tile from key j0 (nil: the tile's first), V
@@ -429,9 +450,6 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @   end
   float *restrict st = scratch;                       /* scores, then P: $(columns and "[keys][ms]" or "[ms][keys]") */
   float *restrict m_all = scratch + $(I(plan.scratch.m_offset)), *restrict l_all = scratch + $(I(plan.scratch.l_offset));
-@   if plan.lanes then
-  float *restrict vt = scratch + $(I(plan.scratch.vt_offset)); /* rows in the lanes: two heads' V rows of the tile, packed */
-@   end
 @ else
   /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
@@ -790,22 +808,22 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @   end
 @   if plan.lanes then
       if (lanes && !contig) {
-        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
-         * in the same L1 sets (a tile's rows, more than its ways): a head's rows are copied side by side first, the
-         * next head's among this head's row blocks, so the copy's loads wait under their FMAs (8 queries of
-         * h32/kv8/d128: AVX-512 1.04x, AVX2 1.07x) */
-        float *restrict vcur = vt + (hh & 1) * $(I(plan.scratch.vt_floats)), *restrict vnext = vt + (~hh & 1) * $(I(plan.scratch.vt_floats));
-        if (hh == 0)
-          for (int j = 0; j < n; ++j) {
-@     copy_v_row("            ", "0", "vcur")
-          }
-        const int per = (n + rows / $(I(PR)) - 1) / (rows / $(I(PR))); /* the next head's rows copied per row block */
-        for (int r0 = 0, j = 0; r0 < rows; r0 += $(I(PR))) {
-          for (const int e = hh + 1 < nh ? (j + per < n ? j + per : n) : 0; j < e; ++j) {
-@     copy_v_row("            ", "hh + 1", "vnext")
-          }
-          $(mk.pv_name)$(pv_args(nil, "n", nil, "vcur"))
+        /* rows in the lanes: Oᵀ of each panel of rows += Pᵀ·V in Q·Kᵀ's form, each V element broadcast from its row
+         * in place. Row blocks instead each re-read the tile's V rows, a token row apart and so in the same L1 sets,
+         * copied side by side first: 8 queries of h32/kv8/d128, Intel Xeon (Emerald Rapids), 1.13-1.19x slower */
+@     if paged then
+        const float *vhead = a->v + (it->kvh0 + hh) * a->v_stride.head;
+        for (int j0 = 0, jn; j0 < n; j0 += jn) { /* page run by page run, the rescale with the first */
+          const int at = kt + j0;
+          jn = $(I(paged)) - (at & $(I(paged - 1)));
+          if (jn > n - j0) jn = n - j0;
+          const float *vrun = vhead + $(page_row("at", "a->v_stride.batch", "vs"));
+@       pvt_panels("          ", "j0", "jn", "vrun", "j0 == 0")
         }
+@     else
+        const float *vrun = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+@       pvt_panels("        ", "0", "n", "vrun", nil)
+@     end
         continue;
       }
 @   end
@@ -930,9 +948,21 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
       }
     }
 @ end
+@ local o_at = "q_floats"
+@ if decode and plan.lanes then
+@   local PW = plan.lanes.panel
+@   o_at = "(lanes && !contig ? 0 : q_floats)"
+  if (lanes && !contig) /* rows in the lanes: each panel's Oᵀ back to rows, in the Q tile's space (Q is read no more) */
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict orow = state + hh * state_floats;
+      for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < $(D); ++c) orow[r * dp + c] = ot[r / $(I(PW)) * $(I(PW)) * dp + c * $(I(PW)) + r % $(I(PW))];
+    }
+@ end
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
-    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict ot = state + hh * state_floats + $(o_at);
 @ if decode then
     const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
 @ else

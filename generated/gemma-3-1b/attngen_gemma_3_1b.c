@@ -1181,6 +1181,55 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d256_32x8_q32_t32_
   _mm512_storeu_ps(st + 224, acc7_0); _mm512_storeu_ps(st + 240, acc7_1);
 }
 
+/* Oᵀ[c][r] = alpha[r] · Oᵀ[c][r] + Σ_j P[j][r] · V_j[c] for 8 columns c and 32 rows r (a panel of rows in the
+ * lanes; Oᵀ's row stride 32, P's key stride 32), n keys j: each V element is broadcast once for the panel, read
+ * from its row in place. alpha applies as the accumulators load, when `rescale`. Row j of pf (row stride pfs) is
+ * asked for in L2 as key j is read, for j < pfn: a line of the stream's step ahead per key. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pvt_d256_32x8_t32_pf__avx512(const float *restrict pt, const float *restrict alpha, int rescale, int n,
+    const float *restrict v, ptrdiff_t vs, float *restrict ot, const float *pf, ptrdiff_t pfs, int pfn)
+{
+  __m512 o0_0 = _mm512_loadu_ps(ot), o0_1 = _mm512_loadu_ps(ot + 16);
+  __m512 o1_0 = _mm512_loadu_ps(ot + 32), o1_1 = _mm512_loadu_ps(ot + 48);
+  __m512 o2_0 = _mm512_loadu_ps(ot + 64), o2_1 = _mm512_loadu_ps(ot + 80);
+  __m512 o3_0 = _mm512_loadu_ps(ot + 96), o3_1 = _mm512_loadu_ps(ot + 112);
+  __m512 o4_0 = _mm512_loadu_ps(ot + 128), o4_1 = _mm512_loadu_ps(ot + 144);
+  __m512 o5_0 = _mm512_loadu_ps(ot + 160), o5_1 = _mm512_loadu_ps(ot + 176);
+  __m512 o6_0 = _mm512_loadu_ps(ot + 192), o6_1 = _mm512_loadu_ps(ot + 208);
+  __m512 o7_0 = _mm512_loadu_ps(ot + 224), o7_1 = _mm512_loadu_ps(ot + 240);
+  if (rescale) {
+    const __m512 a0 = _mm512_loadu_ps(alpha), a1 = _mm512_loadu_ps(alpha + 16);
+    o0_0 = _mm512_mul_ps(o0_0, a0); o0_1 = _mm512_mul_ps(o0_1, a1);
+    o1_0 = _mm512_mul_ps(o1_0, a0); o1_1 = _mm512_mul_ps(o1_1, a1);
+    o2_0 = _mm512_mul_ps(o2_0, a0); o2_1 = _mm512_mul_ps(o2_1, a1);
+    o3_0 = _mm512_mul_ps(o3_0, a0); o3_1 = _mm512_mul_ps(o3_1, a1);
+    o4_0 = _mm512_mul_ps(o4_0, a0); o4_1 = _mm512_mul_ps(o4_1, a1);
+    o5_0 = _mm512_mul_ps(o5_0, a0); o5_1 = _mm512_mul_ps(o5_1, a1);
+    o6_0 = _mm512_mul_ps(o6_0, a0); o6_1 = _mm512_mul_ps(o6_1, a1);
+    o7_0 = _mm512_mul_ps(o7_0, a0); o7_1 = _mm512_mul_ps(o7_1, a1);
+  }
+  for (int j = 0; j < n; ++j) {
+    const float *restrict vj = v + j * vs;
+    const __m512 p0 = _mm512_loadu_ps(pt + j * 32), p1 = _mm512_loadu_ps(pt + j * 32 + 16);
+    if (j < pfn) _mm_prefetch((const char *)(pf + j * pfs), _MM_HINT_T1);
+    { const __m512 b = _mm512_set1_ps(*(vj)); o0_0 = _mm512_fmadd_ps(p0, b, o0_0); o0_1 = _mm512_fmadd_ps(p1, b, o0_1); }
+    { const __m512 b = _mm512_set1_ps(*(vj + 1)); o1_0 = _mm512_fmadd_ps(p0, b, o1_0); o1_1 = _mm512_fmadd_ps(p1, b, o1_1); }
+    { const __m512 b = _mm512_set1_ps(*(vj + 2)); o2_0 = _mm512_fmadd_ps(p0, b, o2_0); o2_1 = _mm512_fmadd_ps(p1, b, o2_1); }
+    { const __m512 b = _mm512_set1_ps(*(vj + 3)); o3_0 = _mm512_fmadd_ps(p0, b, o3_0); o3_1 = _mm512_fmadd_ps(p1, b, o3_1); }
+    { const __m512 b = _mm512_set1_ps(*(vj + 4)); o4_0 = _mm512_fmadd_ps(p0, b, o4_0); o4_1 = _mm512_fmadd_ps(p1, b, o4_1); }
+    { const __m512 b = _mm512_set1_ps(*(vj + 5)); o5_0 = _mm512_fmadd_ps(p0, b, o5_0); o5_1 = _mm512_fmadd_ps(p1, b, o5_1); }
+    { const __m512 b = _mm512_set1_ps(*(vj + 6)); o6_0 = _mm512_fmadd_ps(p0, b, o6_0); o6_1 = _mm512_fmadd_ps(p1, b, o6_1); }
+    { const __m512 b = _mm512_set1_ps(*(vj + 7)); o7_0 = _mm512_fmadd_ps(p0, b, o7_0); o7_1 = _mm512_fmadd_ps(p1, b, o7_1); }
+  }
+  _mm512_storeu_ps(ot, o0_0); _mm512_storeu_ps(ot + 16, o0_1);
+  _mm512_storeu_ps(ot + 32, o1_0); _mm512_storeu_ps(ot + 48, o1_1);
+  _mm512_storeu_ps(ot + 64, o2_0); _mm512_storeu_ps(ot + 80, o2_1);
+  _mm512_storeu_ps(ot + 96, o3_0); _mm512_storeu_ps(ot + 112, o3_1);
+  _mm512_storeu_ps(ot + 128, o4_0); _mm512_storeu_ps(ot + 144, o4_1);
+  _mm512_storeu_ps(ot + 160, o5_0); _mm512_storeu_ps(ot + 176, o5_1);
+  _mm512_storeu_ps(ot + 192, o6_0); _mm512_storeu_ps(ot + 208, o6_1);
+  _mm512_storeu_ps(ot + 224, o7_0); _mm512_storeu_ps(ot + 240, o7_1);
+}
+
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
  * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 32 + r * 1].
  * Column blocks of 48 floats keep 12 accumulators in registers while V streams by. */
@@ -1839,7 +1888,6 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_window_decode__avx512(
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 1536, *restrict l_all = scratch + 1568;
-  float *restrict vt = scratch + 18080; /* rows in the lanes: two heads' V rows of the tile, packed */
   float *restrict alpha = scratch + 1600; /* rescale per row */
   float *restrict lim = scratch + 1632; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 1664); /* exclusive key limit per row */
@@ -2081,61 +2129,34 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_window_decode__avx512(
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (lanes && !contig) {
-        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
-         * in the same L1 sets (a tile's rows, more than its ways): a head's rows are copied side by side first, the
-         * next head's among this head's row blocks, so the copy's loads wait under their FMAs (8 queries of
-         * h32/kv8/d128: AVX-512 1.04x, AVX2 1.07x) */
-        float *restrict vcur = vt + (hh & 1) * 8192, *restrict vnext = vt + (~hh & 1) * 8192;
-        if (hh == 0)
-          for (int j = 0; j < n; ++j) {
-            {
-              const int s = nh + 0 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-              if (j < j1) {
-                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-                const ptrdiff_t rs = hv ? vs : ks;
-                for (int jr = j; jr < j1; ++jr) {
-                  const float *r = rb + jr * rs;
-                  for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                }
-              }
-            }
-            {
-              const float *restrict src = a->v + (it->kvh0 + 0) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-              float *restrict dst = vcur + j * dp;
-              int c = 0;
-              for (; c + 16 <= 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
-              for (; c < 256; ++c) dst[c] = src[c];
-            }
+        /* rows in the lanes: Oᵀ of each panel of rows += Pᵀ·V in Q·Kᵀ's form, each V element broadcast from its row
+         * in place. Row blocks instead each re-read the tile's V rows, a token row apart and so in the same L1 sets,
+         * copied side by side first: 8 queries of h32/kv8/d128, Intel Xeon (Emerald Rapids), 1.13-1.19x slower */
+        const float *vrun = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+        const float *pf = NULL;
+        int pfn = 0;
+        ptrdiff_t pfs = 0;
+        if (!contig) {
+          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+          pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */
+          if (pfn > 0) {
+            pf = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+            pfs = hv ? vs : ks;
           }
-        const int per = (n + rows / 4 - 1) / (rows / 4); /* the next head's rows copied per row block */
-        for (int r0 = 0, j = 0; r0 < rows; r0 += 4) {
-          for (const int e = hh + 1 < nh ? (j + per < n ? j + per : n) : 0; j < e; ++j) {
-            {
-              const int s = nh + hh + 1 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-              if (j < j1) {
-                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-                const ptrdiff_t rs = hv ? vs : ks;
-                for (int jr = j; jr < j1; ++jr) {
-                  const float *r = rb + jr * rs;
-                  for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                }
-              }
-            }
-            {
-              const float *restrict src = a->v + (it->kvh0 + hh + 1) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-              float *restrict dst = vnext + j * dp;
-              int c = 0;
-              for (; c + 16 <= 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
-              for (; c < 256; ++c) dst[c] = src[c];
-            }
+        }
+        for (int r0 = 0; r0 < rows; r0 += 32) {
+          const float *restrict al = alpha + hh * rows_pv + r0;
+          int rescale = 0;
+          for (int r = 0; r < 32; ++r) rescale |= al[r] != 1.0f;
+          const float *restrict pt = st + hh * rows_pv + r0;
+          float *restrict op = ot + r0 * dp;
+          int c0 = 0;
+          for (; c0 + 8 <= 256; c0 += 8) {
+            const int line = (c0 + 15) / 16 * 16, asks = r0 == 0 && pfn > 0 && line < c0 + 8; /* 16 floats a line */
+            attngen_pvt_d256_32x8_t32_pf__avx512(pt, al, rescale, n, vrun + c0, vs, op + c0 * 32, asks ? pf + line : NULL, pfs, asks ? pfn : 0);
           }
-          attngen_pv_d256_4x48_t32_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vcur, dp, ot + r0 * dp, dp, NULL, 0, 0);
         }
         continue;
       }
@@ -2168,9 +2189,16 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_window_decode__avx512(
     }
   }
 
+  if (lanes && !contig) /* rows in the lanes: each panel's Oᵀ back to rows, in the Q tile's space (Q is read no more) */
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict orow = state + hh * state_floats;
+      for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < 256; ++c) orow[r * dp + c] = ot[r / 32 * 32 * dp + c * 32 + r % 32];
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
-    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict ot = state + hh * state_floats + (lanes && !contig ? 0 : q_floats);
     const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 4, h = hh * 4 + r % 4;
@@ -2208,7 +2236,6 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_window_decode_
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 1536, *restrict l_all = scratch + 1568;
-  float *restrict vt = scratch + 18080; /* rows in the lanes: two heads' V rows of the tile, packed */
   float *restrict alpha = scratch + 1600; /* rescale per row */
   float *restrict lim = scratch + 1632; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 1664); /* exclusive key limit per row */
@@ -2451,61 +2478,34 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_window_decode_
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (lanes && !contig) {
-        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
-         * in the same L1 sets (a tile's rows, more than its ways): a head's rows are copied side by side first, the
-         * next head's among this head's row blocks, so the copy's loads wait under their FMAs (8 queries of
-         * h32/kv8/d128: AVX-512 1.04x, AVX2 1.07x) */
-        float *restrict vcur = vt + (hh & 1) * 8192, *restrict vnext = vt + (~hh & 1) * 8192;
-        if (hh == 0)
-          for (int j = 0; j < n; ++j) {
-            {
-              const int s = nh + 0 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-              if (j < j1) {
-                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-                const ptrdiff_t rs = hv ? vs : ks;
-                for (int jr = j; jr < j1; ++jr) {
-                  const float *r = rb + jr * rs;
-                  for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                }
-              }
-            }
-            {
-              const float *restrict src = a->v + (it->kvh0 + 0) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-              float *restrict dst = vcur + j * dp;
-              int c = 0;
-              for (; c + 16 <= 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
-              for (; c < 256; ++c) dst[c] = src[c];
-            }
+        /* rows in the lanes: Oᵀ of each panel of rows += Pᵀ·V in Q·Kᵀ's form, each V element broadcast from its row
+         * in place. Row blocks instead each re-read the tile's V rows, a token row apart and so in the same L1 sets,
+         * copied side by side first: 8 queries of h32/kv8/d128, Intel Xeon (Emerald Rapids), 1.13-1.19x slower */
+        const float *vrun = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+        const float *pf = NULL;
+        int pfn = 0;
+        ptrdiff_t pfs = 0;
+        if (!contig) {
+          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+          pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */
+          if (pfn > 0) {
+            pf = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+            pfs = hv ? vs : ks;
           }
-        const int per = (n + rows / 4 - 1) / (rows / 4); /* the next head's rows copied per row block */
-        for (int r0 = 0, j = 0; r0 < rows; r0 += 4) {
-          for (const int e = hh + 1 < nh ? (j + per < n ? j + per : n) : 0; j < e; ++j) {
-            {
-              const int s = nh + hh + 1 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-              if (j < j1) {
-                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-                const ptrdiff_t rs = hv ? vs : ks;
-                for (int jr = j; jr < j1; ++jr) {
-                  const float *r = rb + jr * rs;
-                  for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                }
-              }
-            }
-            {
-              const float *restrict src = a->v + (it->kvh0 + hh + 1) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-              float *restrict dst = vnext + j * dp;
-              int c = 0;
-              for (; c + 16 <= 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
-              for (; c < 256; ++c) dst[c] = src[c];
-            }
+        }
+        for (int r0 = 0; r0 < rows; r0 += 32) {
+          const float *restrict al = alpha + hh * rows_pv + r0;
+          int rescale = 0;
+          for (int r = 0; r < 32; ++r) rescale |= al[r] != 1.0f;
+          const float *restrict pt = st + hh * rows_pv + r0;
+          float *restrict op = ot + r0 * dp;
+          int c0 = 0;
+          for (; c0 + 8 <= 256; c0 += 8) {
+            const int line = (c0 + 15) / 16 * 16, asks = r0 == 0 && pfn > 0 && line < c0 + 8; /* 16 floats a line */
+            attngen_pvt_d256_32x8_t32_pf__avx512(pt, al, rescale, n, vrun + c0, vs, op + c0 * 32, asks ? pf + line : NULL, pfs, asks ? pfn : 0);
           }
-          attngen_pv_d256_4x48_t32_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vcur, dp, ot + r0 * dp, dp, NULL, 0, 0);
         }
         continue;
       }
@@ -2538,9 +2538,16 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_window_decode_
     }
   }
 
+  if (lanes && !contig) /* rows in the lanes: each panel's Oᵀ back to rows, in the Q tile's space (Q is read no more) */
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict orow = state + hh * state_floats;
+      for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < 256; ++c) orow[r * dp + c] = ot[r / 32 * 32 * dp + c * 32 + r % 32];
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
-    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict ot = state + hh * state_floats + (lanes && !contig ? 0 : q_floats);
     const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 4, h = hh * 4 + r % 4;
@@ -2949,7 +2956,6 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_decode__avx512(const a
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 1536, *restrict l_all = scratch + 1568;
-  float *restrict vt = scratch + 18080; /* rows in the lanes: two heads' V rows of the tile, packed */
   float *restrict alpha = scratch + 1600; /* rescale per row */
   float *restrict lim = scratch + 1632; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 1664); /* exclusive key limit per row */
@@ -3175,61 +3181,34 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_decode__avx512(const a
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (lanes && !contig) {
-        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
-         * in the same L1 sets (a tile's rows, more than its ways): a head's rows are copied side by side first, the
-         * next head's among this head's row blocks, so the copy's loads wait under their FMAs (8 queries of
-         * h32/kv8/d128: AVX-512 1.04x, AVX2 1.07x) */
-        float *restrict vcur = vt + (hh & 1) * 8192, *restrict vnext = vt + (~hh & 1) * 8192;
-        if (hh == 0)
-          for (int j = 0; j < n; ++j) {
-            {
-              const int s = nh + 0 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-              if (j < j1) {
-                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-                const ptrdiff_t rs = hv ? vs : ks;
-                for (int jr = j; jr < j1; ++jr) {
-                  const float *r = rb + jr * rs;
-                  for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                }
-              }
-            }
-            {
-              const float *restrict src = a->v + (it->kvh0 + 0) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-              float *restrict dst = vcur + j * dp;
-              int c = 0;
-              for (; c + 16 <= 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
-              for (; c < 256; ++c) dst[c] = src[c];
-            }
+        /* rows in the lanes: Oᵀ of each panel of rows += Pᵀ·V in Q·Kᵀ's form, each V element broadcast from its row
+         * in place. Row blocks instead each re-read the tile's V rows, a token row apart and so in the same L1 sets,
+         * copied side by side first: 8 queries of h32/kv8/d128, Intel Xeon (Emerald Rapids), 1.13-1.19x slower */
+        const float *vrun = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+        const float *pf = NULL;
+        int pfn = 0;
+        ptrdiff_t pfs = 0;
+        if (!contig) {
+          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+          pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */
+          if (pfn > 0) {
+            pf = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+            pfs = hv ? vs : ks;
           }
-        const int per = (n + rows / 4 - 1) / (rows / 4); /* the next head's rows copied per row block */
-        for (int r0 = 0, j = 0; r0 < rows; r0 += 4) {
-          for (const int e = hh + 1 < nh ? (j + per < n ? j + per : n) : 0; j < e; ++j) {
-            {
-              const int s = nh + hh + 1 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-              if (j < j1) {
-                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-                const ptrdiff_t rs = hv ? vs : ks;
-                for (int jr = j; jr < j1; ++jr) {
-                  const float *r = rb + jr * rs;
-                  for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                }
-              }
-            }
-            {
-              const float *restrict src = a->v + (it->kvh0 + hh + 1) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-              float *restrict dst = vnext + j * dp;
-              int c = 0;
-              for (; c + 16 <= 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
-              for (; c < 256; ++c) dst[c] = src[c];
-            }
+        }
+        for (int r0 = 0; r0 < rows; r0 += 32) {
+          const float *restrict al = alpha + hh * rows_pv + r0;
+          int rescale = 0;
+          for (int r = 0; r < 32; ++r) rescale |= al[r] != 1.0f;
+          const float *restrict pt = st + hh * rows_pv + r0;
+          float *restrict op = ot + r0 * dp;
+          int c0 = 0;
+          for (; c0 + 8 <= 256; c0 += 8) {
+            const int line = (c0 + 15) / 16 * 16, asks = r0 == 0 && pfn > 0 && line < c0 + 8; /* 16 floats a line */
+            attngen_pvt_d256_32x8_t32_pf__avx512(pt, al, rescale, n, vrun + c0, vs, op + c0 * 32, asks ? pf + line : NULL, pfs, asks ? pfn : 0);
           }
-          attngen_pv_d256_4x48_t32_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vcur, dp, ot + r0 * dp, dp, NULL, 0, 0);
         }
         continue;
       }
@@ -3262,9 +3241,16 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_decode__avx512(const a
     }
   }
 
+  if (lanes && !contig) /* rows in the lanes: each panel's Oᵀ back to rows, in the Q tile's space (Q is read no more) */
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict orow = state + hh * state_floats;
+      for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < 256; ++c) orow[r * dp + c] = ot[r / 32 * 32 * dp + c * 32 + r % 32];
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
-    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict ot = state + hh * state_floats + (lanes && !contig ? 0 : q_floats);
     const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 4, h = hh * 4 + r % 4;
@@ -3302,7 +3288,6 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_decode__avx512
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 1536, *restrict l_all = scratch + 1568;
-  float *restrict vt = scratch + 18080; /* rows in the lanes: two heads' V rows of the tile, packed */
   float *restrict alpha = scratch + 1600; /* rescale per row */
   float *restrict lim = scratch + 1632; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 1664); /* exclusive key limit per row */
@@ -3529,61 +3514,34 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_decode__avx512
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (lanes && !contig) {
-        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
-         * in the same L1 sets (a tile's rows, more than its ways): a head's rows are copied side by side first, the
-         * next head's among this head's row blocks, so the copy's loads wait under their FMAs (8 queries of
-         * h32/kv8/d128: AVX-512 1.04x, AVX2 1.07x) */
-        float *restrict vcur = vt + (hh & 1) * 8192, *restrict vnext = vt + (~hh & 1) * 8192;
-        if (hh == 0)
-          for (int j = 0; j < n; ++j) {
-            {
-              const int s = nh + 0 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-              if (j < j1) {
-                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-                const ptrdiff_t rs = hv ? vs : ks;
-                for (int jr = j; jr < j1; ++jr) {
-                  const float *r = rb + jr * rs;
-                  for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                }
-              }
-            }
-            {
-              const float *restrict src = a->v + (it->kvh0 + 0) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-              float *restrict dst = vcur + j * dp;
-              int c = 0;
-              for (; c + 16 <= 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
-              for (; c < 256; ++c) dst[c] = src[c];
-            }
+        /* rows in the lanes: Oᵀ of each panel of rows += Pᵀ·V in Q·Kᵀ's form, each V element broadcast from its row
+         * in place. Row blocks instead each re-read the tile's V rows, a token row apart and so in the same L1 sets,
+         * copied side by side first: 8 queries of h32/kv8/d128, Intel Xeon (Emerald Rapids), 1.13-1.19x slower */
+        const float *vrun = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+        const float *pf = NULL;
+        int pfn = 0;
+        ptrdiff_t pfs = 0;
+        if (!contig) {
+          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+          pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */
+          if (pfn > 0) {
+            pf = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+            pfs = hv ? vs : ks;
           }
-        const int per = (n + rows / 4 - 1) / (rows / 4); /* the next head's rows copied per row block */
-        for (int r0 = 0, j = 0; r0 < rows; r0 += 4) {
-          for (const int e = hh + 1 < nh ? (j + per < n ? j + per : n) : 0; j < e; ++j) {
-            {
-              const int s = nh + hh + 1 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-              if (j < j1) {
-                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-                const ptrdiff_t rs = hv ? vs : ks;
-                for (int jr = j; jr < j1; ++jr) {
-                  const float *r = rb + jr * rs;
-                  for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                }
-              }
-            }
-            {
-              const float *restrict src = a->v + (it->kvh0 + hh + 1) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-              float *restrict dst = vnext + j * dp;
-              int c = 0;
-              for (; c + 16 <= 256; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
-              for (; c < 256; ++c) dst[c] = src[c];
-            }
+        }
+        for (int r0 = 0; r0 < rows; r0 += 32) {
+          const float *restrict al = alpha + hh * rows_pv + r0;
+          int rescale = 0;
+          for (int r = 0; r < 32; ++r) rescale |= al[r] != 1.0f;
+          const float *restrict pt = st + hh * rows_pv + r0;
+          float *restrict op = ot + r0 * dp;
+          int c0 = 0;
+          for (; c0 + 8 <= 256; c0 += 8) {
+            const int line = (c0 + 15) / 16 * 16, asks = r0 == 0 && pfn > 0 && line < c0 + 8; /* 16 floats a line */
+            attngen_pvt_d256_32x8_t32_pf__avx512(pt, al, rescale, n, vrun + c0, vs, op + c0 * 32, asks ? pf + line : NULL, pfs, asks ? pfn : 0);
           }
-          attngen_pv_d256_4x48_t32_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vcur, dp, ot + r0 * dp, dp, NULL, 0, 0);
         }
         continue;
       }
@@ -3616,9 +3574,16 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_decode__avx512
     }
   }
 
+  if (lanes && !contig) /* rows in the lanes: each panel's Oᵀ back to rows, in the Q tile's space (Q is read no more) */
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict orow = state + hh * state_floats;
+      for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < 256; ++c) orow[r * dp + c] = ot[r / 32 * 32 * dp + c * 32 + r % 32];
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
-    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict ot = state + hh * state_floats + (lanes && !contig ? 0 : q_floats);
     const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 4, h = hh * 4 + r % 4;
@@ -4563,6 +4528,80 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d256_16x6_q16_t32_pf
   _mm256_storeu_ps(st + 160, acc5_0); _mm256_storeu_ps(st + 168, acc5_1);
 }
 
+/* Oᵀ[c][r] = alpha[r] · Oᵀ[c][r] + Σ_j P[j][r] · V_j[c] for 6 columns c and 16 rows r (a panel of rows in the
+ * lanes; Oᵀ's row stride 16, P's key stride 32), n keys j: each V element is broadcast once for the panel, read
+ * from its row in place. alpha applies as the accumulators load, when `rescale`. Row j of pf (row stride pfs) is
+ * asked for in L2 as key j is read, for j < pfn: a line of the stream's step ahead per key. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pvt_d256_16x6_t32_pf__avx2(const float *restrict pt, const float *restrict alpha, int rescale, int n,
+    const float *restrict v, ptrdiff_t vs, float *restrict ot, const float *pf, ptrdiff_t pfs, int pfn)
+{
+  __m256 o0_0 = _mm256_loadu_ps(ot), o0_1 = _mm256_loadu_ps(ot + 8);
+  __m256 o1_0 = _mm256_loadu_ps(ot + 16), o1_1 = _mm256_loadu_ps(ot + 24);
+  __m256 o2_0 = _mm256_loadu_ps(ot + 32), o2_1 = _mm256_loadu_ps(ot + 40);
+  __m256 o3_0 = _mm256_loadu_ps(ot + 48), o3_1 = _mm256_loadu_ps(ot + 56);
+  __m256 o4_0 = _mm256_loadu_ps(ot + 64), o4_1 = _mm256_loadu_ps(ot + 72);
+  __m256 o5_0 = _mm256_loadu_ps(ot + 80), o5_1 = _mm256_loadu_ps(ot + 88);
+  if (rescale) {
+    const __m256 a0 = _mm256_loadu_ps(alpha), a1 = _mm256_loadu_ps(alpha + 8);
+    o0_0 = _mm256_mul_ps(o0_0, a0); o0_1 = _mm256_mul_ps(o0_1, a1);
+    o1_0 = _mm256_mul_ps(o1_0, a0); o1_1 = _mm256_mul_ps(o1_1, a1);
+    o2_0 = _mm256_mul_ps(o2_0, a0); o2_1 = _mm256_mul_ps(o2_1, a1);
+    o3_0 = _mm256_mul_ps(o3_0, a0); o3_1 = _mm256_mul_ps(o3_1, a1);
+    o4_0 = _mm256_mul_ps(o4_0, a0); o4_1 = _mm256_mul_ps(o4_1, a1);
+    o5_0 = _mm256_mul_ps(o5_0, a0); o5_1 = _mm256_mul_ps(o5_1, a1);
+  }
+  for (int j = 0; j < n; ++j) {
+    const float *restrict vj = v + j * vs;
+    const __m256 p0 = _mm256_loadu_ps(pt + j * 32), p1 = _mm256_loadu_ps(pt + j * 32 + 8);
+    if (j < pfn) _mm_prefetch((const char *)(pf + j * pfs), _MM_HINT_T1);
+    { const __m256 b = _mm256_broadcast_ss(vj); o0_0 = _mm256_fmadd_ps(p0, b, o0_0); o0_1 = _mm256_fmadd_ps(p1, b, o0_1); }
+    { const __m256 b = _mm256_broadcast_ss(vj + 1); o1_0 = _mm256_fmadd_ps(p0, b, o1_0); o1_1 = _mm256_fmadd_ps(p1, b, o1_1); }
+    { const __m256 b = _mm256_broadcast_ss(vj + 2); o2_0 = _mm256_fmadd_ps(p0, b, o2_0); o2_1 = _mm256_fmadd_ps(p1, b, o2_1); }
+    { const __m256 b = _mm256_broadcast_ss(vj + 3); o3_0 = _mm256_fmadd_ps(p0, b, o3_0); o3_1 = _mm256_fmadd_ps(p1, b, o3_1); }
+    { const __m256 b = _mm256_broadcast_ss(vj + 4); o4_0 = _mm256_fmadd_ps(p0, b, o4_0); o4_1 = _mm256_fmadd_ps(p1, b, o4_1); }
+    { const __m256 b = _mm256_broadcast_ss(vj + 5); o5_0 = _mm256_fmadd_ps(p0, b, o5_0); o5_1 = _mm256_fmadd_ps(p1, b, o5_1); }
+  }
+  _mm256_storeu_ps(ot, o0_0); _mm256_storeu_ps(ot + 8, o0_1);
+  _mm256_storeu_ps(ot + 16, o1_0); _mm256_storeu_ps(ot + 24, o1_1);
+  _mm256_storeu_ps(ot + 32, o2_0); _mm256_storeu_ps(ot + 40, o2_1);
+  _mm256_storeu_ps(ot + 48, o3_0); _mm256_storeu_ps(ot + 56, o3_1);
+  _mm256_storeu_ps(ot + 64, o4_0); _mm256_storeu_ps(ot + 72, o4_1);
+  _mm256_storeu_ps(ot + 80, o5_0); _mm256_storeu_ps(ot + 88, o5_1);
+}
+
+/* Oᵀ[c][r] = alpha[r] · Oᵀ[c][r] + Σ_j P[j][r] · V_j[c] for 4 columns c and 16 rows r (a panel of rows in the
+ * lanes; Oᵀ's row stride 16, P's key stride 32), n keys j: each V element is broadcast once for the panel, read
+ * from its row in place. alpha applies as the accumulators load, when `rescale`. Row j of pf (row stride pfs) is
+ * asked for in L2 as key j is read, for j < pfn: a line of the stream's step ahead per key. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pvt_d256_16x4_t32_pf__avx2(const float *restrict pt, const float *restrict alpha, int rescale, int n,
+    const float *restrict v, ptrdiff_t vs, float *restrict ot, const float *pf, ptrdiff_t pfs, int pfn)
+{
+  __m256 o0_0 = _mm256_loadu_ps(ot), o0_1 = _mm256_loadu_ps(ot + 8);
+  __m256 o1_0 = _mm256_loadu_ps(ot + 16), o1_1 = _mm256_loadu_ps(ot + 24);
+  __m256 o2_0 = _mm256_loadu_ps(ot + 32), o2_1 = _mm256_loadu_ps(ot + 40);
+  __m256 o3_0 = _mm256_loadu_ps(ot + 48), o3_1 = _mm256_loadu_ps(ot + 56);
+  if (rescale) {
+    const __m256 a0 = _mm256_loadu_ps(alpha), a1 = _mm256_loadu_ps(alpha + 8);
+    o0_0 = _mm256_mul_ps(o0_0, a0); o0_1 = _mm256_mul_ps(o0_1, a1);
+    o1_0 = _mm256_mul_ps(o1_0, a0); o1_1 = _mm256_mul_ps(o1_1, a1);
+    o2_0 = _mm256_mul_ps(o2_0, a0); o2_1 = _mm256_mul_ps(o2_1, a1);
+    o3_0 = _mm256_mul_ps(o3_0, a0); o3_1 = _mm256_mul_ps(o3_1, a1);
+  }
+  for (int j = 0; j < n; ++j) {
+    const float *restrict vj = v + j * vs;
+    const __m256 p0 = _mm256_loadu_ps(pt + j * 32), p1 = _mm256_loadu_ps(pt + j * 32 + 8);
+    if (j < pfn) _mm_prefetch((const char *)(pf + j * pfs), _MM_HINT_T1);
+    { const __m256 b = _mm256_broadcast_ss(vj); o0_0 = _mm256_fmadd_ps(p0, b, o0_0); o0_1 = _mm256_fmadd_ps(p1, b, o0_1); }
+    { const __m256 b = _mm256_broadcast_ss(vj + 1); o1_0 = _mm256_fmadd_ps(p0, b, o1_0); o1_1 = _mm256_fmadd_ps(p1, b, o1_1); }
+    { const __m256 b = _mm256_broadcast_ss(vj + 2); o2_0 = _mm256_fmadd_ps(p0, b, o2_0); o2_1 = _mm256_fmadd_ps(p1, b, o2_1); }
+    { const __m256 b = _mm256_broadcast_ss(vj + 3); o3_0 = _mm256_fmadd_ps(p0, b, o3_0); o3_1 = _mm256_fmadd_ps(p1, b, o3_1); }
+  }
+  _mm256_storeu_ps(ot, o0_0); _mm256_storeu_ps(ot + 8, o0_1);
+  _mm256_storeu_ps(ot + 16, o1_0); _mm256_storeu_ps(ot + 24, o1_1);
+  _mm256_storeu_ps(ot + 32, o2_0); _mm256_storeu_ps(ot + 40, o2_1);
+  _mm256_storeu_ps(ot + 48, o3_0); _mm256_storeu_ps(ot + 56, o3_1);
+}
+
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
  * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 32 + r * 1].
  * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
@@ -5359,7 +5398,6 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_window_decode__avx2(cons
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 1536, *restrict l_all = scratch + 1568;
-  float *restrict vt = scratch + 18080; /* rows in the lanes: two heads' V rows of the tile, packed */
   float *restrict alpha = scratch + 1600; /* rescale per row */
   float *restrict lim = scratch + 1632; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 1664); /* exclusive key limit per row */
@@ -5587,61 +5625,38 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_window_decode__avx2(cons
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (lanes && !contig) {
-        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
-         * in the same L1 sets (a tile's rows, more than its ways): a head's rows are copied side by side first, the
-         * next head's among this head's row blocks, so the copy's loads wait under their FMAs (8 queries of
-         * h32/kv8/d128: AVX-512 1.04x, AVX2 1.07x) */
-        float *restrict vcur = vt + (hh & 1) * 6144, *restrict vnext = vt + (~hh & 1) * 6144;
-        if (hh == 0)
-          for (int j = 0; j < n; ++j) {
-            {
-              const int s = nh + 0 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-              if (j < j1) {
-                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-                const ptrdiff_t rs = hv ? vs : ks;
-                for (int jr = j; jr < j1; ++jr) {
-                  const float *r = rb + jr * rs;
-                  for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                }
-              }
-            }
-            {
-              const float *restrict src = a->v + (it->kvh0 + 0) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-              float *restrict dst = vcur + j * dp;
-              int c = 0;
-              for (; c + 8 <= 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
-              for (; c < 256; ++c) dst[c] = src[c];
-            }
+        /* rows in the lanes: Oᵀ of each panel of rows += Pᵀ·V in Q·Kᵀ's form, each V element broadcast from its row
+         * in place. Row blocks instead each re-read the tile's V rows, a token row apart and so in the same L1 sets,
+         * copied side by side first: 8 queries of h32/kv8/d128, Intel Xeon (Emerald Rapids), 1.13-1.19x slower */
+        const float *vrun = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+        const float *pf = NULL;
+        int pfn = 0;
+        ptrdiff_t pfs = 0;
+        if (!contig) {
+          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+          pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */
+          if (pfn > 0) {
+            pf = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+            pfs = hv ? vs : ks;
           }
-        const int per = (n + rows / 4 - 1) / (rows / 4); /* the next head's rows copied per row block */
-        for (int r0 = 0, j = 0; r0 < rows; r0 += 4) {
-          for (const int e = hh + 1 < nh ? (j + per < n ? j + per : n) : 0; j < e; ++j) {
-            {
-              const int s = nh + hh + 1 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-              if (j < j1) {
-                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-                const ptrdiff_t rs = hv ? vs : ks;
-                for (int jr = j; jr < j1; ++jr) {
-                  const float *r = rb + jr * rs;
-                  for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                }
-              }
-            }
-            {
-              const float *restrict src = a->v + (it->kvh0 + hh + 1) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-              float *restrict dst = vnext + j * dp;
-              int c = 0;
-              for (; c + 8 <= 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
-              for (; c < 256; ++c) dst[c] = src[c];
-            }
+        }
+        for (int r0 = 0; r0 < rows; r0 += 16) {
+          const float *restrict al = alpha + hh * rows_pv + r0;
+          int rescale = 0;
+          for (int r = 0; r < 16; ++r) rescale |= al[r] != 1.0f;
+          const float *restrict pt = st + hh * rows_pv + r0;
+          float *restrict op = ot + r0 * dp;
+          int c0 = 0;
+          for (; c0 + 6 <= 256; c0 += 6) {
+            const int line = (c0 + 15) / 16 * 16, asks = r0 == 0 && pfn > 0 && line < c0 + 6; /* 16 floats a line */
+            attngen_pvt_d256_16x6_t32_pf__avx2(pt, al, rescale, n, vrun + c0, vs, op + c0 * 16, asks ? pf + line : NULL, pfs, asks ? pfn : 0);
           }
-          attngen_pv_d256_4x24_t32__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vcur, dp, ot + r0 * dp, dp);
+          { /* the last 4 columns */
+            const int line = (c0 + 15) / 16 * 16, asks = r0 == 0 && pfn > 0 && line < c0 + 4; /* 16 floats a line */
+            attngen_pvt_d256_16x4_t32_pf__avx2(pt, al, rescale, n, vrun + c0, vs, op + c0 * 16, asks ? pf + line : NULL, pfs, asks ? pfn : 0);
+          }
         }
         continue;
       }
@@ -5659,9 +5674,16 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_window_decode__avx2(cons
     }
   }
 
+  if (lanes && !contig) /* rows in the lanes: each panel's Oᵀ back to rows, in the Q tile's space (Q is read no more) */
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict orow = state + hh * state_floats;
+      for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < 256; ++c) orow[r * dp + c] = ot[r / 16 * 16 * dp + c * 16 + r % 16];
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
-    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict ot = state + hh * state_floats + (lanes && !contig ? 0 : q_floats);
     const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 4, h = hh * 4 + r % 4;
@@ -5699,7 +5721,6 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_window_decode__a
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 1536, *restrict l_all = scratch + 1568;
-  float *restrict vt = scratch + 18080; /* rows in the lanes: two heads' V rows of the tile, packed */
   float *restrict alpha = scratch + 1600; /* rescale per row */
   float *restrict lim = scratch + 1632; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 1664); /* exclusive key limit per row */
@@ -5928,61 +5949,38 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_window_decode__a
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (lanes && !contig) {
-        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
-         * in the same L1 sets (a tile's rows, more than its ways): a head's rows are copied side by side first, the
-         * next head's among this head's row blocks, so the copy's loads wait under their FMAs (8 queries of
-         * h32/kv8/d128: AVX-512 1.04x, AVX2 1.07x) */
-        float *restrict vcur = vt + (hh & 1) * 6144, *restrict vnext = vt + (~hh & 1) * 6144;
-        if (hh == 0)
-          for (int j = 0; j < n; ++j) {
-            {
-              const int s = nh + 0 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-              if (j < j1) {
-                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-                const ptrdiff_t rs = hv ? vs : ks;
-                for (int jr = j; jr < j1; ++jr) {
-                  const float *r = rb + jr * rs;
-                  for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                }
-              }
-            }
-            {
-              const float *restrict src = a->v + (it->kvh0 + 0) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-              float *restrict dst = vcur + j * dp;
-              int c = 0;
-              for (; c + 8 <= 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
-              for (; c < 256; ++c) dst[c] = src[c];
-            }
+        /* rows in the lanes: Oᵀ of each panel of rows += Pᵀ·V in Q·Kᵀ's form, each V element broadcast from its row
+         * in place. Row blocks instead each re-read the tile's V rows, a token row apart and so in the same L1 sets,
+         * copied side by side first: 8 queries of h32/kv8/d128, Intel Xeon (Emerald Rapids), 1.13-1.19x slower */
+        const float *vrun = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+        const float *pf = NULL;
+        int pfn = 0;
+        ptrdiff_t pfs = 0;
+        if (!contig) {
+          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+          pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */
+          if (pfn > 0) {
+            pf = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+            pfs = hv ? vs : ks;
           }
-        const int per = (n + rows / 4 - 1) / (rows / 4); /* the next head's rows copied per row block */
-        for (int r0 = 0, j = 0; r0 < rows; r0 += 4) {
-          for (const int e = hh + 1 < nh ? (j + per < n ? j + per : n) : 0; j < e; ++j) {
-            {
-              const int s = nh + hh + 1 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-              if (j < j1) {
-                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-                const ptrdiff_t rs = hv ? vs : ks;
-                for (int jr = j; jr < j1; ++jr) {
-                  const float *r = rb + jr * rs;
-                  for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                }
-              }
-            }
-            {
-              const float *restrict src = a->v + (it->kvh0 + hh + 1) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-              float *restrict dst = vnext + j * dp;
-              int c = 0;
-              for (; c + 8 <= 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
-              for (; c < 256; ++c) dst[c] = src[c];
-            }
+        }
+        for (int r0 = 0; r0 < rows; r0 += 16) {
+          const float *restrict al = alpha + hh * rows_pv + r0;
+          int rescale = 0;
+          for (int r = 0; r < 16; ++r) rescale |= al[r] != 1.0f;
+          const float *restrict pt = st + hh * rows_pv + r0;
+          float *restrict op = ot + r0 * dp;
+          int c0 = 0;
+          for (; c0 + 6 <= 256; c0 += 6) {
+            const int line = (c0 + 15) / 16 * 16, asks = r0 == 0 && pfn > 0 && line < c0 + 6; /* 16 floats a line */
+            attngen_pvt_d256_16x6_t32_pf__avx2(pt, al, rescale, n, vrun + c0, vs, op + c0 * 16, asks ? pf + line : NULL, pfs, asks ? pfn : 0);
           }
-          attngen_pv_d256_4x24_t32__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vcur, dp, ot + r0 * dp, dp);
+          { /* the last 4 columns */
+            const int line = (c0 + 15) / 16 * 16, asks = r0 == 0 && pfn > 0 && line < c0 + 4; /* 16 floats a line */
+            attngen_pvt_d256_16x4_t32_pf__avx2(pt, al, rescale, n, vrun + c0, vs, op + c0 * 16, asks ? pf + line : NULL, pfs, asks ? pfn : 0);
+          }
         }
         continue;
       }
@@ -6000,9 +5998,16 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_window_decode__a
     }
   }
 
+  if (lanes && !contig) /* rows in the lanes: each panel's Oᵀ back to rows, in the Q tile's space (Q is read no more) */
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict orow = state + hh * state_floats;
+      for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < 256; ++c) orow[r * dp + c] = ot[r / 16 * 16 * dp + c * 16 + r % 16];
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
-    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict ot = state + hh * state_floats + (lanes && !contig ? 0 : q_floats);
     const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 4, h = hh * 4 + r % 4;
@@ -6411,7 +6416,6 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_decode__avx2(const attng
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 1536, *restrict l_all = scratch + 1568;
-  float *restrict vt = scratch + 18080; /* rows in the lanes: two heads' V rows of the tile, packed */
   float *restrict alpha = scratch + 1600; /* rescale per row */
   float *restrict lim = scratch + 1632; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 1664); /* exclusive key limit per row */
@@ -6623,61 +6627,38 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_decode__avx2(const attng
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (lanes && !contig) {
-        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
-         * in the same L1 sets (a tile's rows, more than its ways): a head's rows are copied side by side first, the
-         * next head's among this head's row blocks, so the copy's loads wait under their FMAs (8 queries of
-         * h32/kv8/d128: AVX-512 1.04x, AVX2 1.07x) */
-        float *restrict vcur = vt + (hh & 1) * 6144, *restrict vnext = vt + (~hh & 1) * 6144;
-        if (hh == 0)
-          for (int j = 0; j < n; ++j) {
-            {
-              const int s = nh + 0 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-              if (j < j1) {
-                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-                const ptrdiff_t rs = hv ? vs : ks;
-                for (int jr = j; jr < j1; ++jr) {
-                  const float *r = rb + jr * rs;
-                  for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                }
-              }
-            }
-            {
-              const float *restrict src = a->v + (it->kvh0 + 0) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-              float *restrict dst = vcur + j * dp;
-              int c = 0;
-              for (; c + 8 <= 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
-              for (; c < 256; ++c) dst[c] = src[c];
-            }
+        /* rows in the lanes: Oᵀ of each panel of rows += Pᵀ·V in Q·Kᵀ's form, each V element broadcast from its row
+         * in place. Row blocks instead each re-read the tile's V rows, a token row apart and so in the same L1 sets,
+         * copied side by side first: 8 queries of h32/kv8/d128, Intel Xeon (Emerald Rapids), 1.13-1.19x slower */
+        const float *vrun = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+        const float *pf = NULL;
+        int pfn = 0;
+        ptrdiff_t pfs = 0;
+        if (!contig) {
+          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+          pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */
+          if (pfn > 0) {
+            pf = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+            pfs = hv ? vs : ks;
           }
-        const int per = (n + rows / 4 - 1) / (rows / 4); /* the next head's rows copied per row block */
-        for (int r0 = 0, j = 0; r0 < rows; r0 += 4) {
-          for (const int e = hh + 1 < nh ? (j + per < n ? j + per : n) : 0; j < e; ++j) {
-            {
-              const int s = nh + hh + 1 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-              if (j < j1) {
-                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-                const ptrdiff_t rs = hv ? vs : ks;
-                for (int jr = j; jr < j1; ++jr) {
-                  const float *r = rb + jr * rs;
-                  for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                }
-              }
-            }
-            {
-              const float *restrict src = a->v + (it->kvh0 + hh + 1) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-              float *restrict dst = vnext + j * dp;
-              int c = 0;
-              for (; c + 8 <= 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
-              for (; c < 256; ++c) dst[c] = src[c];
-            }
+        }
+        for (int r0 = 0; r0 < rows; r0 += 16) {
+          const float *restrict al = alpha + hh * rows_pv + r0;
+          int rescale = 0;
+          for (int r = 0; r < 16; ++r) rescale |= al[r] != 1.0f;
+          const float *restrict pt = st + hh * rows_pv + r0;
+          float *restrict op = ot + r0 * dp;
+          int c0 = 0;
+          for (; c0 + 6 <= 256; c0 += 6) {
+            const int line = (c0 + 15) / 16 * 16, asks = r0 == 0 && pfn > 0 && line < c0 + 6; /* 16 floats a line */
+            attngen_pvt_d256_16x6_t32_pf__avx2(pt, al, rescale, n, vrun + c0, vs, op + c0 * 16, asks ? pf + line : NULL, pfs, asks ? pfn : 0);
           }
-          attngen_pv_d256_4x24_t32__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vcur, dp, ot + r0 * dp, dp);
+          { /* the last 4 columns */
+            const int line = (c0 + 15) / 16 * 16, asks = r0 == 0 && pfn > 0 && line < c0 + 4; /* 16 floats a line */
+            attngen_pvt_d256_16x4_t32_pf__avx2(pt, al, rescale, n, vrun + c0, vs, op + c0 * 16, asks ? pf + line : NULL, pfs, asks ? pfn : 0);
+          }
         }
         continue;
       }
@@ -6695,9 +6676,16 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_decode__avx2(const attng
     }
   }
 
+  if (lanes && !contig) /* rows in the lanes: each panel's Oᵀ back to rows, in the Q tile's space (Q is read no more) */
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict orow = state + hh * state_floats;
+      for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < 256; ++c) orow[r * dp + c] = ot[r / 16 * 16 * dp + c * 16 + r % 16];
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
-    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict ot = state + hh * state_floats + (lanes && !contig ? 0 : q_floats);
     const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 4, h = hh * 4 + r % 4;
@@ -6735,7 +6723,6 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_decode__avx2(con
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 1536, *restrict l_all = scratch + 1568;
-  float *restrict vt = scratch + 18080; /* rows in the lanes: two heads' V rows of the tile, packed */
   float *restrict alpha = scratch + 1600; /* rescale per row */
   float *restrict lim = scratch + 1632; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 1664); /* exclusive key limit per row */
@@ -6948,61 +6935,38 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_decode__avx2(con
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (lanes && !contig) {
-        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
-         * in the same L1 sets (a tile's rows, more than its ways): a head's rows are copied side by side first, the
-         * next head's among this head's row blocks, so the copy's loads wait under their FMAs (8 queries of
-         * h32/kv8/d128: AVX-512 1.04x, AVX2 1.07x) */
-        float *restrict vcur = vt + (hh & 1) * 6144, *restrict vnext = vt + (~hh & 1) * 6144;
-        if (hh == 0)
-          for (int j = 0; j < n; ++j) {
-            {
-              const int s = nh + 0 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-              if (j < j1) {
-                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-                const ptrdiff_t rs = hv ? vs : ks;
-                for (int jr = j; jr < j1; ++jr) {
-                  const float *r = rb + jr * rs;
-                  for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                }
-              }
-            }
-            {
-              const float *restrict src = a->v + (it->kvh0 + 0) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-              float *restrict dst = vcur + j * dp;
-              int c = 0;
-              for (; c + 8 <= 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
-              for (; c < 256; ++c) dst[c] = src[c];
-            }
+        /* rows in the lanes: Oᵀ of each panel of rows += Pᵀ·V in Q·Kᵀ's form, each V element broadcast from its row
+         * in place. Row blocks instead each re-read the tile's V rows, a token row apart and so in the same L1 sets,
+         * copied side by side first: 8 queries of h32/kv8/d128, Intel Xeon (Emerald Rapids), 1.13-1.19x slower */
+        const float *vrun = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+        const float *pf = NULL;
+        int pfn = 0;
+        ptrdiff_t pfs = 0;
+        if (!contig) {
+          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+          pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */
+          if (pfn > 0) {
+            pf = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+            pfs = hv ? vs : ks;
           }
-        const int per = (n + rows / 4 - 1) / (rows / 4); /* the next head's rows copied per row block */
-        for (int r0 = 0, j = 0; r0 < rows; r0 += 4) {
-          for (const int e = hh + 1 < nh ? (j + per < n ? j + per : n) : 0; j < e; ++j) {
-            {
-              const int s = nh + hh + 1 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-              if (j < j1) {
-                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-                const ptrdiff_t rs = hv ? vs : ks;
-                for (int jr = j; jr < j1; ++jr) {
-                  const float *r = rb + jr * rs;
-                  for (int c = 0; c < 256; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                }
-              }
-            }
-            {
-              const float *restrict src = a->v + (it->kvh0 + hh + 1) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-              float *restrict dst = vnext + j * dp;
-              int c = 0;
-              for (; c + 8 <= 256; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
-              for (; c < 256; ++c) dst[c] = src[c];
-            }
+        }
+        for (int r0 = 0; r0 < rows; r0 += 16) {
+          const float *restrict al = alpha + hh * rows_pv + r0;
+          int rescale = 0;
+          for (int r = 0; r < 16; ++r) rescale |= al[r] != 1.0f;
+          const float *restrict pt = st + hh * rows_pv + r0;
+          float *restrict op = ot + r0 * dp;
+          int c0 = 0;
+          for (; c0 + 6 <= 256; c0 += 6) {
+            const int line = (c0 + 15) / 16 * 16, asks = r0 == 0 && pfn > 0 && line < c0 + 6; /* 16 floats a line */
+            attngen_pvt_d256_16x6_t32_pf__avx2(pt, al, rescale, n, vrun + c0, vs, op + c0 * 16, asks ? pf + line : NULL, pfs, asks ? pfn : 0);
           }
-          attngen_pv_d256_4x24_t32__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vcur, dp, ot + r0 * dp, dp);
+          { /* the last 4 columns */
+            const int line = (c0 + 15) / 16 * 16, asks = r0 == 0 && pfn > 0 && line < c0 + 4; /* 16 floats a line */
+            attngen_pvt_d256_16x4_t32_pf__avx2(pt, al, rescale, n, vrun + c0, vs, op + c0 * 16, asks ? pf + line : NULL, pfs, asks ? pfn : 0);
+          }
         }
         continue;
       }
@@ -7020,9 +6984,16 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_decode__avx2(con
     }
   }
 
+  if (lanes && !contig) /* rows in the lanes: each panel's Oᵀ back to rows, in the Q tile's space (Q is read no more) */
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict orow = state + hh * state_floats;
+      for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < 256; ++c) orow[r * dp + c] = ot[r / 16 * 16 * dp + c * 16 + r % 16];
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
-    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict ot = state + hh * state_floats + (lanes && !contig ? 0 : q_floats);
     const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 4, h = hh * 4 + r % 4;
@@ -11697,9 +11668,9 @@ static const attngen_kernel_info attngen_table_gemma_3_1b_local_kernels[] = {
   { "attn_h4_kv1_d256_causal_padding_window_prefill__avx512", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 32, 60992, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_padding_window_prefill__avx512, 0 },
   { "attn_h4_kv1_d256_causal_window_decode__avx512", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 8, 34464, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_window_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 8, 18080, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_window_decode__avx512, 0 },
   { "attn_h4_kv1_d256_causal_padding_window_decode__avx512", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 8, 34464, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_window_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 8, 18080, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_window_decode__avx512, 0 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h4_kv1_d256_causal_window_prefill__avx2", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
@@ -11707,9 +11678,9 @@ static const attngen_kernel_info attngen_table_gemma_3_1b_local_kernels[] = {
   { "attn_h4_kv1_d256_causal_padding_window_prefill__avx2", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 32, 60992, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_padding_window_prefill__avx2, 0 },
   { "attn_h4_kv1_d256_causal_window_decode__avx2", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 32, 30368, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_window_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 32, 18080, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_window_decode__avx2, 0 },
   { "attn_h4_kv1_d256_causal_padding_window_decode__avx2", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 32, 30368, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_window_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 32, 18080, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_window_decode__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h4_kv1_d256_causal_window_prefill__neon", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
@@ -11785,9 +11756,9 @@ static const attngen_kernel_info attngen_table_gemma_3_1b_global_kernels[] = {
   { "attn_h4_kv1_d256_causal_padding_prefill__avx512", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 24, 1, 96, 32, 60992, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_padding_prefill__avx512, 0 },
   { "attn_h4_kv1_d256_causal_decode__avx512", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 32, 8, 34464, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 32, 8, 18080, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_decode__avx512, 0 },
   { "attn_h4_kv1_d256_causal_padding_decode__avx512", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 32, 8, 34464, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, 0, { 8, 0, 32, 8, 18080, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_decode__avx512, 0 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h4_kv1_d256_causal_prefill__avx2", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
@@ -11795,9 +11766,9 @@ static const attngen_kernel_info attngen_table_gemma_3_1b_global_kernels[] = {
   { "attn_h4_kv1_d256_causal_padding_prefill__avx2", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 24, 1, 96, 32, 60992, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h4_kv1_d256_causal_padding_prefill__avx2, 0 },
   { "attn_h4_kv1_d256_causal_decode__avx2", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 32, 32, 30368, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 32, 32, 18080, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_decode__avx2, 0 },
   { "attn_h4_kv1_d256_causal_padding_decode__avx2", 4, 1, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 32, 32, 30368, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, 0, { 8, 0, 32, 32, 18080, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h4_kv1_d256_causal_padding_decode__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h4_kv1_d256_causal_prefill__neon", 4, 1, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,

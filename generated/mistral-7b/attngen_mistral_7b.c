@@ -1080,6 +1080,55 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d128_32x8_q32_t256
   _mm512_storeu_ps(st + 1792, acc7_0); _mm512_storeu_ps(st + 1808, acc7_1);
 }
 
+/* Oᵀ[c][r] = alpha[r] · Oᵀ[c][r] + Σ_j P[j][r] · V_j[c] for 8 columns c and 32 rows r (a panel of rows in the
+ * lanes; Oᵀ's row stride 32, P's key stride 256), n keys j: each V element is broadcast once for the panel, read
+ * from its row in place. alpha applies as the accumulators load, when `rescale`. Row j of pf (row stride pfs) is
+ * asked for in L2 as key j is read, for j < pfn: a line of the stream's step ahead per key. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pvt_d128_32x8_t256_pf__avx512(const float *restrict pt, const float *restrict alpha, int rescale, int n,
+    const float *restrict v, ptrdiff_t vs, float *restrict ot, const float *pf, ptrdiff_t pfs, int pfn)
+{
+  __m512 o0_0 = _mm512_loadu_ps(ot), o0_1 = _mm512_loadu_ps(ot + 16);
+  __m512 o1_0 = _mm512_loadu_ps(ot + 32), o1_1 = _mm512_loadu_ps(ot + 48);
+  __m512 o2_0 = _mm512_loadu_ps(ot + 64), o2_1 = _mm512_loadu_ps(ot + 80);
+  __m512 o3_0 = _mm512_loadu_ps(ot + 96), o3_1 = _mm512_loadu_ps(ot + 112);
+  __m512 o4_0 = _mm512_loadu_ps(ot + 128), o4_1 = _mm512_loadu_ps(ot + 144);
+  __m512 o5_0 = _mm512_loadu_ps(ot + 160), o5_1 = _mm512_loadu_ps(ot + 176);
+  __m512 o6_0 = _mm512_loadu_ps(ot + 192), o6_1 = _mm512_loadu_ps(ot + 208);
+  __m512 o7_0 = _mm512_loadu_ps(ot + 224), o7_1 = _mm512_loadu_ps(ot + 240);
+  if (rescale) {
+    const __m512 a0 = _mm512_loadu_ps(alpha), a1 = _mm512_loadu_ps(alpha + 16);
+    o0_0 = _mm512_mul_ps(o0_0, a0); o0_1 = _mm512_mul_ps(o0_1, a1);
+    o1_0 = _mm512_mul_ps(o1_0, a0); o1_1 = _mm512_mul_ps(o1_1, a1);
+    o2_0 = _mm512_mul_ps(o2_0, a0); o2_1 = _mm512_mul_ps(o2_1, a1);
+    o3_0 = _mm512_mul_ps(o3_0, a0); o3_1 = _mm512_mul_ps(o3_1, a1);
+    o4_0 = _mm512_mul_ps(o4_0, a0); o4_1 = _mm512_mul_ps(o4_1, a1);
+    o5_0 = _mm512_mul_ps(o5_0, a0); o5_1 = _mm512_mul_ps(o5_1, a1);
+    o6_0 = _mm512_mul_ps(o6_0, a0); o6_1 = _mm512_mul_ps(o6_1, a1);
+    o7_0 = _mm512_mul_ps(o7_0, a0); o7_1 = _mm512_mul_ps(o7_1, a1);
+  }
+  for (int j = 0; j < n; ++j) {
+    const float *restrict vj = v + j * vs;
+    const __m512 p0 = _mm512_loadu_ps(pt + j * 256), p1 = _mm512_loadu_ps(pt + j * 256 + 16);
+    if (j < pfn) _mm_prefetch((const char *)(pf + j * pfs), _MM_HINT_T1);
+    { const __m512 b = _mm512_set1_ps(*(vj)); o0_0 = _mm512_fmadd_ps(p0, b, o0_0); o0_1 = _mm512_fmadd_ps(p1, b, o0_1); }
+    { const __m512 b = _mm512_set1_ps(*(vj + 1)); o1_0 = _mm512_fmadd_ps(p0, b, o1_0); o1_1 = _mm512_fmadd_ps(p1, b, o1_1); }
+    { const __m512 b = _mm512_set1_ps(*(vj + 2)); o2_0 = _mm512_fmadd_ps(p0, b, o2_0); o2_1 = _mm512_fmadd_ps(p1, b, o2_1); }
+    { const __m512 b = _mm512_set1_ps(*(vj + 3)); o3_0 = _mm512_fmadd_ps(p0, b, o3_0); o3_1 = _mm512_fmadd_ps(p1, b, o3_1); }
+    { const __m512 b = _mm512_set1_ps(*(vj + 4)); o4_0 = _mm512_fmadd_ps(p0, b, o4_0); o4_1 = _mm512_fmadd_ps(p1, b, o4_1); }
+    { const __m512 b = _mm512_set1_ps(*(vj + 5)); o5_0 = _mm512_fmadd_ps(p0, b, o5_0); o5_1 = _mm512_fmadd_ps(p1, b, o5_1); }
+    { const __m512 b = _mm512_set1_ps(*(vj + 6)); o6_0 = _mm512_fmadd_ps(p0, b, o6_0); o6_1 = _mm512_fmadd_ps(p1, b, o6_1); }
+    { const __m512 b = _mm512_set1_ps(*(vj + 7)); o7_0 = _mm512_fmadd_ps(p0, b, o7_0); o7_1 = _mm512_fmadd_ps(p1, b, o7_1); }
+  }
+  _mm512_storeu_ps(ot, o0_0); _mm512_storeu_ps(ot + 16, o0_1);
+  _mm512_storeu_ps(ot + 32, o1_0); _mm512_storeu_ps(ot + 48, o1_1);
+  _mm512_storeu_ps(ot + 64, o2_0); _mm512_storeu_ps(ot + 80, o2_1);
+  _mm512_storeu_ps(ot + 96, o3_0); _mm512_storeu_ps(ot + 112, o3_1);
+  _mm512_storeu_ps(ot + 128, o4_0); _mm512_storeu_ps(ot + 144, o4_1);
+  _mm512_storeu_ps(ot + 160, o5_0); _mm512_storeu_ps(ot + 176, o5_1);
+  _mm512_storeu_ps(ot + 192, o6_0); _mm512_storeu_ps(ot + 208, o6_1);
+  _mm512_storeu_ps(ot + 224, o7_0); _mm512_storeu_ps(ot + 240, o7_1);
+}
+
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
  * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 256 + r * 1].
  * Column blocks of 48 floats keep 12 accumulators in registers while V streams by. */
@@ -1628,7 +1677,6 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_window_decode__avx512
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 36864, *restrict l_all = scratch + 37120;
-  float *restrict vt = scratch + 103680; /* rows in the lanes: two heads' V rows of the tile, packed */
   float *restrict alpha = scratch + 37376; /* rescale per row */
   float *restrict lim = scratch + 37632; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 37888); /* exclusive key limit per row */
@@ -1870,61 +1918,34 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_window_decode__avx512
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (lanes && !contig) {
-        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
-         * in the same L1 sets (a tile's rows, more than its ways): a head's rows are copied side by side first, the
-         * next head's among this head's row blocks, so the copy's loads wait under their FMAs (8 queries of
-         * h32/kv8/d128: AVX-512 1.04x, AVX2 1.07x) */
-        float *restrict vcur = vt + (hh & 1) * 4096, *restrict vnext = vt + (~hh & 1) * 4096;
-        if (hh == 0)
-          for (int j = 0; j < n; ++j) {
-            {
-              const int s = nh + 0 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-              if (j < j1) {
-                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-                const ptrdiff_t rs = hv ? vs : ks;
-                for (int jr = j; jr < j1; ++jr) {
-                  const float *r = rb + jr * rs;
-                  for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                }
-              }
-            }
-            {
-              const float *restrict src = a->v + (it->kvh0 + 0) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-              float *restrict dst = vcur + j * dp;
-              int c = 0;
-              for (; c + 16 <= 128; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
-              for (; c < 128; ++c) dst[c] = src[c];
-            }
+        /* rows in the lanes: Oᵀ of each panel of rows += Pᵀ·V in Q·Kᵀ's form, each V element broadcast from its row
+         * in place. Row blocks instead each re-read the tile's V rows, a token row apart and so in the same L1 sets,
+         * copied side by side first: 8 queries of h32/kv8/d128, Intel Xeon (Emerald Rapids), 1.13-1.19x slower */
+        const float *vrun = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+        const float *pf = NULL;
+        int pfn = 0;
+        ptrdiff_t pfs = 0;
+        if (!contig) {
+          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+          pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */
+          if (pfn > 0) {
+            pf = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+            pfs = hv ? vs : ks;
           }
-        const int per = (n + rows / 4 - 1) / (rows / 4); /* the next head's rows copied per row block */
-        for (int r0 = 0, j = 0; r0 < rows; r0 += 4) {
-          for (const int e = hh + 1 < nh ? (j + per < n ? j + per : n) : 0; j < e; ++j) {
-            {
-              const int s = nh + hh + 1 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-              if (j < j1) {
-                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-                const ptrdiff_t rs = hv ? vs : ks;
-                for (int jr = j; jr < j1; ++jr) {
-                  const float *r = rb + jr * rs;
-                  for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                }
-              }
-            }
-            {
-              const float *restrict src = a->v + (it->kvh0 + hh + 1) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-              float *restrict dst = vnext + j * dp;
-              int c = 0;
-              for (; c + 16 <= 128; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
-              for (; c < 128; ++c) dst[c] = src[c];
-            }
+        }
+        for (int r0 = 0; r0 < rows; r0 += 32) {
+          const float *restrict al = alpha + hh * rows_pv + r0;
+          int rescale = 0;
+          for (int r = 0; r < 32; ++r) rescale |= al[r] != 1.0f;
+          const float *restrict pt = st + hh * rows_pv + r0;
+          float *restrict op = ot + r0 * dp;
+          int c0 = 0;
+          for (; c0 + 8 <= 128; c0 += 8) {
+            const int line = (c0 + 15) / 16 * 16, asks = r0 == 0 && pfn > 0 && line < c0 + 8; /* 16 floats a line */
+            attngen_pvt_d128_32x8_t256_pf__avx512(pt, al, rescale, n, vrun + c0, vs, op + c0 * 32, asks ? pf + line : NULL, pfs, asks ? pfn : 0);
           }
-          attngen_pv_d128_4x48_t256_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vcur, dp, ot + r0 * dp, dp, NULL, 0, 0);
         }
         continue;
       }
@@ -1957,9 +1978,16 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_window_decode__avx512
     }
   }
 
+  if (lanes && !contig) /* rows in the lanes: each panel's Oᵀ back to rows, in the Q tile's space (Q is read no more) */
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict orow = state + hh * state_floats;
+      for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < 128; ++c) orow[r * dp + c] = ot[r / 32 * 32 * dp + c * 32 + r % 32];
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
-    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict ot = state + hh * state_floats + (lanes && !contig ? 0 : q_floats);
     const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 4, h = hh * 4 + r % 4;
@@ -1997,7 +2025,6 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_window_decode
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 36864, *restrict l_all = scratch + 37120;
-  float *restrict vt = scratch + 103680; /* rows in the lanes: two heads' V rows of the tile, packed */
   float *restrict alpha = scratch + 37376; /* rescale per row */
   float *restrict lim = scratch + 37632; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 37888); /* exclusive key limit per row */
@@ -2240,61 +2267,34 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_window_decode
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (lanes && !contig) {
-        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
-         * in the same L1 sets (a tile's rows, more than its ways): a head's rows are copied side by side first, the
-         * next head's among this head's row blocks, so the copy's loads wait under their FMAs (8 queries of
-         * h32/kv8/d128: AVX-512 1.04x, AVX2 1.07x) */
-        float *restrict vcur = vt + (hh & 1) * 4096, *restrict vnext = vt + (~hh & 1) * 4096;
-        if (hh == 0)
-          for (int j = 0; j < n; ++j) {
-            {
-              const int s = nh + 0 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-              if (j < j1) {
-                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-                const ptrdiff_t rs = hv ? vs : ks;
-                for (int jr = j; jr < j1; ++jr) {
-                  const float *r = rb + jr * rs;
-                  for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                }
-              }
-            }
-            {
-              const float *restrict src = a->v + (it->kvh0 + 0) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-              float *restrict dst = vcur + j * dp;
-              int c = 0;
-              for (; c + 16 <= 128; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
-              for (; c < 128; ++c) dst[c] = src[c];
-            }
+        /* rows in the lanes: Oᵀ of each panel of rows += Pᵀ·V in Q·Kᵀ's form, each V element broadcast from its row
+         * in place. Row blocks instead each re-read the tile's V rows, a token row apart and so in the same L1 sets,
+         * copied side by side first: 8 queries of h32/kv8/d128, Intel Xeon (Emerald Rapids), 1.13-1.19x slower */
+        const float *vrun = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+        const float *pf = NULL;
+        int pfn = 0;
+        ptrdiff_t pfs = 0;
+        if (!contig) {
+          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+          pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */
+          if (pfn > 0) {
+            pf = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+            pfs = hv ? vs : ks;
           }
-        const int per = (n + rows / 4 - 1) / (rows / 4); /* the next head's rows copied per row block */
-        for (int r0 = 0, j = 0; r0 < rows; r0 += 4) {
-          for (const int e = hh + 1 < nh ? (j + per < n ? j + per : n) : 0; j < e; ++j) {
-            {
-              const int s = nh + hh + 1 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-              if (j < j1) {
-                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-                const ptrdiff_t rs = hv ? vs : ks;
-                for (int jr = j; jr < j1; ++jr) {
-                  const float *r = rb + jr * rs;
-                  for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                }
-              }
-            }
-            {
-              const float *restrict src = a->v + (it->kvh0 + hh + 1) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-              float *restrict dst = vnext + j * dp;
-              int c = 0;
-              for (; c + 16 <= 128; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
-              for (; c < 128; ++c) dst[c] = src[c];
-            }
+        }
+        for (int r0 = 0; r0 < rows; r0 += 32) {
+          const float *restrict al = alpha + hh * rows_pv + r0;
+          int rescale = 0;
+          for (int r = 0; r < 32; ++r) rescale |= al[r] != 1.0f;
+          const float *restrict pt = st + hh * rows_pv + r0;
+          float *restrict op = ot + r0 * dp;
+          int c0 = 0;
+          for (; c0 + 8 <= 128; c0 += 8) {
+            const int line = (c0 + 15) / 16 * 16, asks = r0 == 0 && pfn > 0 && line < c0 + 8; /* 16 floats a line */
+            attngen_pvt_d128_32x8_t256_pf__avx512(pt, al, rescale, n, vrun + c0, vs, op + c0 * 32, asks ? pf + line : NULL, pfs, asks ? pfn : 0);
           }
-          attngen_pv_d128_4x48_t256_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vcur, dp, ot + r0 * dp, dp, NULL, 0, 0);
         }
         continue;
       }
@@ -2327,9 +2327,16 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_window_decode
     }
   }
 
+  if (lanes && !contig) /* rows in the lanes: each panel's Oᵀ back to rows, in the Q tile's space (Q is read no more) */
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict orow = state + hh * state_floats;
+      for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < 128; ++c) orow[r * dp + c] = ot[r / 32 * 32 * dp + c * 32 + r % 32];
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
-    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict ot = state + hh * state_floats + (lanes && !contig ? 0 : q_floats);
     const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 4, h = hh * 4 + r % 4;
@@ -3146,6 +3153,72 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d128_16x6_q16_t256_p
   _mm256_storeu_ps(st + 1280, acc5_0); _mm256_storeu_ps(st + 1288, acc5_1);
 }
 
+/* Oᵀ[c][r] = alpha[r] · Oᵀ[c][r] + Σ_j P[j][r] · V_j[c] for 6 columns c and 16 rows r (a panel of rows in the
+ * lanes; Oᵀ's row stride 16, P's key stride 256), n keys j: each V element is broadcast once for the panel, read
+ * from its row in place. alpha applies as the accumulators load, when `rescale`. Row j of pf (row stride pfs) is
+ * asked for in L2 as key j is read, for j < pfn: a line of the stream's step ahead per key. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pvt_d128_16x6_t256_pf__avx2(const float *restrict pt, const float *restrict alpha, int rescale, int n,
+    const float *restrict v, ptrdiff_t vs, float *restrict ot, const float *pf, ptrdiff_t pfs, int pfn)
+{
+  __m256 o0_0 = _mm256_loadu_ps(ot), o0_1 = _mm256_loadu_ps(ot + 8);
+  __m256 o1_0 = _mm256_loadu_ps(ot + 16), o1_1 = _mm256_loadu_ps(ot + 24);
+  __m256 o2_0 = _mm256_loadu_ps(ot + 32), o2_1 = _mm256_loadu_ps(ot + 40);
+  __m256 o3_0 = _mm256_loadu_ps(ot + 48), o3_1 = _mm256_loadu_ps(ot + 56);
+  __m256 o4_0 = _mm256_loadu_ps(ot + 64), o4_1 = _mm256_loadu_ps(ot + 72);
+  __m256 o5_0 = _mm256_loadu_ps(ot + 80), o5_1 = _mm256_loadu_ps(ot + 88);
+  if (rescale) {
+    const __m256 a0 = _mm256_loadu_ps(alpha), a1 = _mm256_loadu_ps(alpha + 8);
+    o0_0 = _mm256_mul_ps(o0_0, a0); o0_1 = _mm256_mul_ps(o0_1, a1);
+    o1_0 = _mm256_mul_ps(o1_0, a0); o1_1 = _mm256_mul_ps(o1_1, a1);
+    o2_0 = _mm256_mul_ps(o2_0, a0); o2_1 = _mm256_mul_ps(o2_1, a1);
+    o3_0 = _mm256_mul_ps(o3_0, a0); o3_1 = _mm256_mul_ps(o3_1, a1);
+    o4_0 = _mm256_mul_ps(o4_0, a0); o4_1 = _mm256_mul_ps(o4_1, a1);
+    o5_0 = _mm256_mul_ps(o5_0, a0); o5_1 = _mm256_mul_ps(o5_1, a1);
+  }
+  for (int j = 0; j < n; ++j) {
+    const float *restrict vj = v + j * vs;
+    const __m256 p0 = _mm256_loadu_ps(pt + j * 256), p1 = _mm256_loadu_ps(pt + j * 256 + 8);
+    if (j < pfn) _mm_prefetch((const char *)(pf + j * pfs), _MM_HINT_T1);
+    { const __m256 b = _mm256_broadcast_ss(vj); o0_0 = _mm256_fmadd_ps(p0, b, o0_0); o0_1 = _mm256_fmadd_ps(p1, b, o0_1); }
+    { const __m256 b = _mm256_broadcast_ss(vj + 1); o1_0 = _mm256_fmadd_ps(p0, b, o1_0); o1_1 = _mm256_fmadd_ps(p1, b, o1_1); }
+    { const __m256 b = _mm256_broadcast_ss(vj + 2); o2_0 = _mm256_fmadd_ps(p0, b, o2_0); o2_1 = _mm256_fmadd_ps(p1, b, o2_1); }
+    { const __m256 b = _mm256_broadcast_ss(vj + 3); o3_0 = _mm256_fmadd_ps(p0, b, o3_0); o3_1 = _mm256_fmadd_ps(p1, b, o3_1); }
+    { const __m256 b = _mm256_broadcast_ss(vj + 4); o4_0 = _mm256_fmadd_ps(p0, b, o4_0); o4_1 = _mm256_fmadd_ps(p1, b, o4_1); }
+    { const __m256 b = _mm256_broadcast_ss(vj + 5); o5_0 = _mm256_fmadd_ps(p0, b, o5_0); o5_1 = _mm256_fmadd_ps(p1, b, o5_1); }
+  }
+  _mm256_storeu_ps(ot, o0_0); _mm256_storeu_ps(ot + 8, o0_1);
+  _mm256_storeu_ps(ot + 16, o1_0); _mm256_storeu_ps(ot + 24, o1_1);
+  _mm256_storeu_ps(ot + 32, o2_0); _mm256_storeu_ps(ot + 40, o2_1);
+  _mm256_storeu_ps(ot + 48, o3_0); _mm256_storeu_ps(ot + 56, o3_1);
+  _mm256_storeu_ps(ot + 64, o4_0); _mm256_storeu_ps(ot + 72, o4_1);
+  _mm256_storeu_ps(ot + 80, o5_0); _mm256_storeu_ps(ot + 88, o5_1);
+}
+
+/* Oᵀ[c][r] = alpha[r] · Oᵀ[c][r] + Σ_j P[j][r] · V_j[c] for 2 columns c and 16 rows r (a panel of rows in the
+ * lanes; Oᵀ's row stride 16, P's key stride 256), n keys j: each V element is broadcast once for the panel, read
+ * from its row in place. alpha applies as the accumulators load, when `rescale`. Row j of pf (row stride pfs) is
+ * asked for in L2 as key j is read, for j < pfn: a line of the stream's step ahead per key. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pvt_d128_16x2_t256_pf__avx2(const float *restrict pt, const float *restrict alpha, int rescale, int n,
+    const float *restrict v, ptrdiff_t vs, float *restrict ot, const float *pf, ptrdiff_t pfs, int pfn)
+{
+  __m256 o0_0 = _mm256_loadu_ps(ot), o0_1 = _mm256_loadu_ps(ot + 8);
+  __m256 o1_0 = _mm256_loadu_ps(ot + 16), o1_1 = _mm256_loadu_ps(ot + 24);
+  if (rescale) {
+    const __m256 a0 = _mm256_loadu_ps(alpha), a1 = _mm256_loadu_ps(alpha + 8);
+    o0_0 = _mm256_mul_ps(o0_0, a0); o0_1 = _mm256_mul_ps(o0_1, a1);
+    o1_0 = _mm256_mul_ps(o1_0, a0); o1_1 = _mm256_mul_ps(o1_1, a1);
+  }
+  for (int j = 0; j < n; ++j) {
+    const float *restrict vj = v + j * vs;
+    const __m256 p0 = _mm256_loadu_ps(pt + j * 256), p1 = _mm256_loadu_ps(pt + j * 256 + 8);
+    if (j < pfn) _mm_prefetch((const char *)(pf + j * pfs), _MM_HINT_T1);
+    { const __m256 b = _mm256_broadcast_ss(vj); o0_0 = _mm256_fmadd_ps(p0, b, o0_0); o0_1 = _mm256_fmadd_ps(p1, b, o0_1); }
+    { const __m256 b = _mm256_broadcast_ss(vj + 1); o1_0 = _mm256_fmadd_ps(p0, b, o1_0); o1_1 = _mm256_fmadd_ps(p1, b, o1_1); }
+  }
+  _mm256_storeu_ps(ot, o0_0); _mm256_storeu_ps(ot + 8, o0_1);
+  _mm256_storeu_ps(ot + 16, o1_0); _mm256_storeu_ps(ot + 24, o1_1);
+}
+
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
  * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 256 + r * 1].
  * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
@@ -3776,7 +3849,6 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_window_decode__avx2(con
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 36864, *restrict l_all = scratch + 37120;
-  float *restrict vt = scratch + 103680; /* rows in the lanes: two heads' V rows of the tile, packed */
   float *restrict alpha = scratch + 37376; /* rescale per row */
   float *restrict lim = scratch + 37632; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 37888); /* exclusive key limit per row */
@@ -4004,61 +4076,38 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_window_decode__avx2(con
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (lanes && !contig) {
-        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
-         * in the same L1 sets (a tile's rows, more than its ways): a head's rows are copied side by side first, the
-         * next head's among this head's row blocks, so the copy's loads wait under their FMAs (8 queries of
-         * h32/kv8/d128: AVX-512 1.04x, AVX2 1.07x) */
-        float *restrict vcur = vt + (hh & 1) * 3072, *restrict vnext = vt + (~hh & 1) * 3072;
-        if (hh == 0)
-          for (int j = 0; j < n; ++j) {
-            {
-              const int s = nh + 0 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-              if (j < j1) {
-                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-                const ptrdiff_t rs = hv ? vs : ks;
-                for (int jr = j; jr < j1; ++jr) {
-                  const float *r = rb + jr * rs;
-                  for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                }
-              }
-            }
-            {
-              const float *restrict src = a->v + (it->kvh0 + 0) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-              float *restrict dst = vcur + j * dp;
-              int c = 0;
-              for (; c + 8 <= 128; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
-              for (; c < 128; ++c) dst[c] = src[c];
-            }
+        /* rows in the lanes: Oᵀ of each panel of rows += Pᵀ·V in Q·Kᵀ's form, each V element broadcast from its row
+         * in place. Row blocks instead each re-read the tile's V rows, a token row apart and so in the same L1 sets,
+         * copied side by side first: 8 queries of h32/kv8/d128, Intel Xeon (Emerald Rapids), 1.13-1.19x slower */
+        const float *vrun = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+        const float *pf = NULL;
+        int pfn = 0;
+        ptrdiff_t pfs = 0;
+        if (!contig) {
+          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+          pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */
+          if (pfn > 0) {
+            pf = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+            pfs = hv ? vs : ks;
           }
-        const int per = (n + rows / 4 - 1) / (rows / 4); /* the next head's rows copied per row block */
-        for (int r0 = 0, j = 0; r0 < rows; r0 += 4) {
-          for (const int e = hh + 1 < nh ? (j + per < n ? j + per : n) : 0; j < e; ++j) {
-            {
-              const int s = nh + hh + 1 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-              if (j < j1) {
-                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-                const ptrdiff_t rs = hv ? vs : ks;
-                for (int jr = j; jr < j1; ++jr) {
-                  const float *r = rb + jr * rs;
-                  for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                }
-              }
-            }
-            {
-              const float *restrict src = a->v + (it->kvh0 + hh + 1) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-              float *restrict dst = vnext + j * dp;
-              int c = 0;
-              for (; c + 8 <= 128; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
-              for (; c < 128; ++c) dst[c] = src[c];
-            }
+        }
+        for (int r0 = 0; r0 < rows; r0 += 16) {
+          const float *restrict al = alpha + hh * rows_pv + r0;
+          int rescale = 0;
+          for (int r = 0; r < 16; ++r) rescale |= al[r] != 1.0f;
+          const float *restrict pt = st + hh * rows_pv + r0;
+          float *restrict op = ot + r0 * dp;
+          int c0 = 0;
+          for (; c0 + 6 <= 128; c0 += 6) {
+            const int line = (c0 + 15) / 16 * 16, asks = r0 == 0 && pfn > 0 && line < c0 + 6; /* 16 floats a line */
+            attngen_pvt_d128_16x6_t256_pf__avx2(pt, al, rescale, n, vrun + c0, vs, op + c0 * 16, asks ? pf + line : NULL, pfs, asks ? pfn : 0);
           }
-          attngen_pv_d128_4x24_t256__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vcur, dp, ot + r0 * dp, dp);
+          { /* the last 2 columns */
+            const int line = (c0 + 15) / 16 * 16, asks = r0 == 0 && pfn > 0 && line < c0 + 2; /* 16 floats a line */
+            attngen_pvt_d128_16x2_t256_pf__avx2(pt, al, rescale, n, vrun + c0, vs, op + c0 * 16, asks ? pf + line : NULL, pfs, asks ? pfn : 0);
+          }
         }
         continue;
       }
@@ -4076,9 +4125,16 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_window_decode__avx2(con
     }
   }
 
+  if (lanes && !contig) /* rows in the lanes: each panel's Oᵀ back to rows, in the Q tile's space (Q is read no more) */
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict orow = state + hh * state_floats;
+      for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < 128; ++c) orow[r * dp + c] = ot[r / 16 * 16 * dp + c * 16 + r % 16];
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
-    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict ot = state + hh * state_floats + (lanes && !contig ? 0 : q_floats);
     const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 4, h = hh * 4 + r % 4;
@@ -4116,7 +4172,6 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_window_decode__
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 36864, *restrict l_all = scratch + 37120;
-  float *restrict vt = scratch + 103680; /* rows in the lanes: two heads' V rows of the tile, packed */
   float *restrict alpha = scratch + 37376; /* rescale per row */
   float *restrict lim = scratch + 37632; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 37888); /* exclusive key limit per row */
@@ -4345,61 +4400,38 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_window_decode__
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       if (lanes && !contig) {
-        /* rows in the lanes: every row block reads the tile's V rows, and token-major rows a token row apart fall
-         * in the same L1 sets (a tile's rows, more than its ways): a head's rows are copied side by side first, the
-         * next head's among this head's row blocks, so the copy's loads wait under their FMAs (8 queries of
-         * h32/kv8/d128: AVX-512 1.04x, AVX2 1.07x) */
-        float *restrict vcur = vt + (hh & 1) * 3072, *restrict vnext = vt + (~hh & 1) * 3072;
-        if (hh == 0)
-          for (int j = 0; j < n; ++j) {
-            {
-              const int s = nh + 0 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-              if (j < j1) {
-                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-                const ptrdiff_t rs = hv ? vs : ks;
-                for (int jr = j; jr < j1; ++jr) {
-                  const float *r = rb + jr * rs;
-                  for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                }
-              }
-            }
-            {
-              const float *restrict src = a->v + (it->kvh0 + 0) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-              float *restrict dst = vcur + j * dp;
-              int c = 0;
-              for (; c + 8 <= 128; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
-              for (; c < 128; ++c) dst[c] = src[c];
-            }
+        /* rows in the lanes: Oᵀ of each panel of rows += Pᵀ·V in Q·Kᵀ's form, each V element broadcast from its row
+         * in place. Row blocks instead each re-read the tile's V rows, a token row apart and so in the same L1 sets,
+         * copied side by side first: 8 queries of h32/kv8/d128, Intel Xeon (Emerald Rapids), 1.13-1.19x slower */
+        const float *vrun = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+        const float *pf = NULL;
+        int pfn = 0;
+        ptrdiff_t pfs = 0;
+        if (!contig) {
+          const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
+          const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
+          pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */
+          if (pfn > 0) {
+            pf = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
+                    : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
+            pfs = hv ? vs : ks;
           }
-        const int per = (n + rows / 4 - 1) / (rows / 4); /* the next head's rows copied per row block */
-        for (int r0 = 0, j = 0; r0 < rows; r0 += 4) {
-          for (const int e = hh + 1 < nh ? (j + per < n ? j + per : n) : 0; j < e; ++j) {
-            {
-              const int s = nh + hh + 1 + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
-              const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
-              const int j1 = kend - tk < j + 1 ? kend - tk : j + 1; /* rows past the sequence's end: none */
-              if (j < j1) {
-                const float *rb = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs
-                                     : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks;
-                const ptrdiff_t rs = hv ? vs : ks;
-                for (int jr = j; jr < j1; ++jr) {
-                  const float *r = rb + jr * rs;
-                  for (int c = 0; c < 128; c += 64 / (int)sizeof(*r)) _mm_prefetch((const char *)(r + c), _MM_HINT_T1);
-                }
-              }
-            }
-            {
-              const float *restrict src = a->v + (it->kvh0 + hh + 1) * a->v_stride.head + b * a->v_stride.batch + (ptrdiff_t)(kt + j) * vs;
-              float *restrict dst = vnext + j * dp;
-              int c = 0;
-              for (; c + 8 <= 128; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
-              for (; c < 128; ++c) dst[c] = src[c];
-            }
+        }
+        for (int r0 = 0; r0 < rows; r0 += 16) {
+          const float *restrict al = alpha + hh * rows_pv + r0;
+          int rescale = 0;
+          for (int r = 0; r < 16; ++r) rescale |= al[r] != 1.0f;
+          const float *restrict pt = st + hh * rows_pv + r0;
+          float *restrict op = ot + r0 * dp;
+          int c0 = 0;
+          for (; c0 + 6 <= 128; c0 += 6) {
+            const int line = (c0 + 15) / 16 * 16, asks = r0 == 0 && pfn > 0 && line < c0 + 6; /* 16 floats a line */
+            attngen_pvt_d128_16x6_t256_pf__avx2(pt, al, rescale, n, vrun + c0, vs, op + c0 * 16, asks ? pf + line : NULL, pfs, asks ? pfn : 0);
           }
-          attngen_pv_d128_4x24_t256__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vcur, dp, ot + r0 * dp, dp);
+          { /* the last 2 columns */
+            const int line = (c0 + 15) / 16 * 16, asks = r0 == 0 && pfn > 0 && line < c0 + 2; /* 16 floats a line */
+            attngen_pvt_d128_16x2_t256_pf__avx2(pt, al, rescale, n, vrun + c0, vs, op + c0 * 16, asks ? pf + line : NULL, pfs, asks ? pfn : 0);
+          }
         }
         continue;
       }
@@ -4417,9 +4449,16 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_window_decode__
     }
   }
 
+  if (lanes && !contig) /* rows in the lanes: each panel's Oᵀ back to rows, in the Q tile's space (Q is read no more) */
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict orow = state + hh * state_floats;
+      for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < 128; ++c) orow[r * dp + c] = ot[r / 16 * 16 * dp + c * 16 + r % 16];
+    }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
-    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict ot = state + hh * state_floats + (lanes && !contig ? 0 : q_floats);
     const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 4, h = hh * 4 + r % 4;
@@ -7112,9 +7151,9 @@ static const attngen_kernel_info attngen_table_mistral_7b_kernels[] = {
   { "attn_h32_kv8_d128_causal_padding_window_prefill__avx512", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d128_causal_padding_window_prefill__avx512, 0 },
   { "attn_h32_kv8_d128_causal_window_decode__avx512", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 8, 111872, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_window_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 8, 103680, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_window_decode__avx512, 0 },
   { "attn_h32_kv8_d128_causal_padding_window_decode__avx512", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 8, 111872, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_padding_window_decode__avx512, 0 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 8, 103680, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_padding_window_decode__avx512, 0 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h32_kv8_d128_causal_window_prefill__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
@@ -7122,9 +7161,9 @@ static const attngen_kernel_info attngen_table_mistral_7b_kernels[] = {
   { "attn_h32_kv8_d128_causal_padding_window_prefill__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25, 0, 0 }, NULL, attn_h32_kv8_d128_causal_padding_window_prefill__avx2, 0 },
   { "attn_h32_kv8_d128_causal_window_decode__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 12, 109824, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_window_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 12, 103680, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_window_decode__avx2, 0 },
   { "attn_h32_kv8_d128_causal_padding_window_decode__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 12, 109824, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_padding_window_decode__avx2, 0 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, ATTNGEN_ATTN_WINDOW, { 8, 0, 32, 12, 103680, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h32_kv8_d128_causal_padding_window_decode__avx2, 0 },
 #endif
 #if defined(__aarch64__)
   { "attn_h32_kv8_d128_causal_window_prefill__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
