@@ -586,8 +586,20 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @ if decode and plan.lanes then
 @   local PW = plan.lanes.panel
     if (lanes) { /* rows in the lanes: Qᵀ in panels of $(I(PW)) rows (row stride $(I(PW))), through O's space */
+@   if isa.transpose_scaled then
+      for (int r0 = 0; r0 < rows; r0 += $(I(W))) { /* $(I(W)) rows x $(I(W)) columns a block, transposed in registers */
+        const float *src[$(I(W))];
+        for (int i = 0; i < $(I(W)); ++i) src[i] = qt + (r0 + i) * dp;
+        float *restrict dst = ot + (r0 / $(I(PW))) * $(I(kern.D * PW)) + r0 % $(I(PW));
+        int k0 = 0;
+        for (; k0 + $(I(W)) <= $(D); k0 += $(I(W))) $(isa.transpose_scaled("src", "k0", "1.0f", "dst + k0 * " .. I(PW), I(PW)))
+        for (; k0 < $(D); ++k0)
+          for (int i = 0; i < $(I(W)); ++i) dst[k0 * $(I(PW)) + i] = src[i][k0];
+      }
+@   else
       for (int r = 0; r < rows; ++r)
         for (int k = 0; k < $(D); ++k) ot[(r / $(I(PW))) * $(I(kern.D * PW)) + k * $(I(PW)) + r % $(I(PW))] = qt[r * dp + k];
+@   end
       memcpy(qt, ot, sizeof(float) * (size_t)rows * $(D));
     }
 @ end
@@ -956,8 +968,22 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
     for (int hh = 0; hh < nh; ++hh) {
       const float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict orow = state + hh * state_floats;
+@   if isa.transpose_scaled then
+      for (int r0 = 0; r0 < rows; r0 += $(I(PW))) {
+        const float *restrict panel = ot + r0 * dp;
+        int c0 = 0;
+        for (; c0 + $(I(W)) <= $(D); c0 += $(I(W))) { /* $(I(W)) columns x $(I(W)) rows a block, transposed in registers */
+          const float *src[$(I(W))];
+          for (int i = 0; i < $(I(W)); ++i) src[i] = panel + (c0 + i) * $(I(PW));
+          for (int rr = 0; rr < $(I(PW)); rr += $(I(W))) $(isa.transpose_scaled("src", "rr", "1.0f", "orow + (r0 + rr) * dp + c0", "dp"))
+        }
+        for (; c0 < $(D); ++c0)
+          for (int r = 0; r < $(I(PW)); ++r) orow[(r0 + r) * dp + c0] = panel[c0 * $(I(PW)) + r];
+      }
+@   else
       for (int r = 0; r < rows; ++r)
         for (int c = 0; c < $(D); ++c) orow[r * dp + c] = ot[r / $(I(PW)) * $(I(PW)) * dp + c * $(I(PW)) + r % $(I(PW))];
+@   end
     }
 @ end
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */

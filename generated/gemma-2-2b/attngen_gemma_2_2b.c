@@ -1878,8 +1878,15 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_window_softcap_decode_
       }
     }
     if (lanes) { /* rows in the lanes: Qᵀ in panels of 32 rows (row stride 32), through O's space */
-      for (int r = 0; r < rows; ++r)
-        for (int k = 0; k < 256; ++k) ot[(r / 32) * 8192 + k * 32 + r % 32] = qt[r * dp + k];
+      for (int r0 = 0; r0 < rows; r0 += 16) { /* 16 rows x 16 columns a block, transposed in registers */
+        const float *src[16];
+        for (int i = 0; i < 16; ++i) src[i] = qt + (r0 + i) * dp;
+        float *restrict dst = ot + (r0 / 32) * 8192 + r0 % 32;
+        int k0 = 0;
+        for (; k0 + 16 <= 256; k0 += 16) attngen_transpose_scaled_avx512(src, k0, 1.0f, dst + k0 * 32, 32);
+        for (; k0 < 256; ++k0)
+          for (int i = 0; i < 16; ++i) dst[k0 * 32 + i] = src[i][k0];
+      }
       memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
@@ -2135,8 +2142,17 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_window_softcap_decode_
     for (int hh = 0; hh < nh; ++hh) {
       const float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict orow = state + hh * state_floats;
-      for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < 256; ++c) orow[r * dp + c] = ot[r / 32 * 32 * dp + c * 32 + r % 32];
+      for (int r0 = 0; r0 < rows; r0 += 32) {
+        const float *restrict panel = ot + r0 * dp;
+        int c0 = 0;
+        for (; c0 + 16 <= 256; c0 += 16) { /* 16 columns x 16 rows a block, transposed in registers */
+          const float *src[16];
+          for (int i = 0; i < 16; ++i) src[i] = panel + (c0 + i) * 32;
+          for (int rr = 0; rr < 32; rr += 16) attngen_transpose_scaled_avx512(src, rr, 1.0f, orow + (r0 + rr) * dp + c0, dp);
+        }
+        for (; c0 < 256; ++c0)
+          for (int r = 0; r < 32; ++r) orow[(r0 + r) * dp + c0] = panel[c0 * 32 + r];
+      }
     }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
@@ -2232,8 +2248,15 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_window_softcap
       }
     }
     if (lanes) { /* rows in the lanes: Qᵀ in panels of 32 rows (row stride 32), through O's space */
-      for (int r = 0; r < rows; ++r)
-        for (int k = 0; k < 256; ++k) ot[(r / 32) * 8192 + k * 32 + r % 32] = qt[r * dp + k];
+      for (int r0 = 0; r0 < rows; r0 += 16) { /* 16 rows x 16 columns a block, transposed in registers */
+        const float *src[16];
+        for (int i = 0; i < 16; ++i) src[i] = qt + (r0 + i) * dp;
+        float *restrict dst = ot + (r0 / 32) * 8192 + r0 % 32;
+        int k0 = 0;
+        for (; k0 + 16 <= 256; k0 += 16) attngen_transpose_scaled_avx512(src, k0, 1.0f, dst + k0 * 32, 32);
+        for (; k0 < 256; ++k0)
+          for (int i = 0; i < 16; ++i) dst[k0 * 32 + i] = src[i][k0];
+      }
       memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
@@ -2490,8 +2513,17 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_window_softcap
     for (int hh = 0; hh < nh; ++hh) {
       const float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict orow = state + hh * state_floats;
-      for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < 256; ++c) orow[r * dp + c] = ot[r / 32 * 32 * dp + c * 32 + r % 32];
+      for (int r0 = 0; r0 < rows; r0 += 32) {
+        const float *restrict panel = ot + r0 * dp;
+        int c0 = 0;
+        for (; c0 + 16 <= 256; c0 += 16) { /* 16 columns x 16 rows a block, transposed in registers */
+          const float *src[16];
+          for (int i = 0; i < 16; ++i) src[i] = panel + (c0 + i) * 32;
+          for (int rr = 0; rr < 32; rr += 16) attngen_transpose_scaled_avx512(src, rr, 1.0f, orow + (r0 + rr) * dp + c0, dp);
+        }
+        for (; c0 < 256; ++c0)
+          for (int r = 0; r < 32; ++r) orow[(r0 + r) * dp + c0] = panel[c0 * 32 + r];
+      }
     }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
@@ -2970,8 +3002,15 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_softcap_decode__avx512
       }
     }
     if (lanes) { /* rows in the lanes: Qᵀ in panels of 32 rows (row stride 32), through O's space */
-      for (int r = 0; r < rows; ++r)
-        for (int k = 0; k < 256; ++k) ot[(r / 32) * 8192 + k * 32 + r % 32] = qt[r * dp + k];
+      for (int r0 = 0; r0 < rows; r0 += 16) { /* 16 rows x 16 columns a block, transposed in registers */
+        const float *src[16];
+        for (int i = 0; i < 16; ++i) src[i] = qt + (r0 + i) * dp;
+        float *restrict dst = ot + (r0 / 32) * 8192 + r0 % 32;
+        int k0 = 0;
+        for (; k0 + 16 <= 256; k0 += 16) attngen_transpose_scaled_avx512(src, k0, 1.0f, dst + k0 * 32, 32);
+        for (; k0 < 256; ++k0)
+          for (int i = 0; i < 16; ++i) dst[k0 * 32 + i] = src[i][k0];
+      }
       memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
@@ -3211,8 +3250,17 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_softcap_decode__avx512
     for (int hh = 0; hh < nh; ++hh) {
       const float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict orow = state + hh * state_floats;
-      for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < 256; ++c) orow[r * dp + c] = ot[r / 32 * 32 * dp + c * 32 + r % 32];
+      for (int r0 = 0; r0 < rows; r0 += 32) {
+        const float *restrict panel = ot + r0 * dp;
+        int c0 = 0;
+        for (; c0 + 16 <= 256; c0 += 16) { /* 16 columns x 16 rows a block, transposed in registers */
+          const float *src[16];
+          for (int i = 0; i < 16; ++i) src[i] = panel + (c0 + i) * 32;
+          for (int rr = 0; rr < 32; rr += 16) attngen_transpose_scaled_avx512(src, rr, 1.0f, orow + (r0 + rr) * dp + c0, dp);
+        }
+        for (; c0 < 256; ++c0)
+          for (int r = 0; r < 32; ++r) orow[(r0 + r) * dp + c0] = panel[c0 * 32 + r];
+      }
     }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
@@ -3308,8 +3356,15 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_softcap_decode
       }
     }
     if (lanes) { /* rows in the lanes: Qᵀ in panels of 32 rows (row stride 32), through O's space */
-      for (int r = 0; r < rows; ++r)
-        for (int k = 0; k < 256; ++k) ot[(r / 32) * 8192 + k * 32 + r % 32] = qt[r * dp + k];
+      for (int r0 = 0; r0 < rows; r0 += 16) { /* 16 rows x 16 columns a block, transposed in registers */
+        const float *src[16];
+        for (int i = 0; i < 16; ++i) src[i] = qt + (r0 + i) * dp;
+        float *restrict dst = ot + (r0 / 32) * 8192 + r0 % 32;
+        int k0 = 0;
+        for (; k0 + 16 <= 256; k0 += 16) attngen_transpose_scaled_avx512(src, k0, 1.0f, dst + k0 * 32, 32);
+        for (; k0 < 256; ++k0)
+          for (int i = 0; i < 16; ++i) dst[k0 * 32 + i] = src[i][k0];
+      }
       memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
@@ -3550,8 +3605,17 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_softcap_decode
     for (int hh = 0; hh < nh; ++hh) {
       const float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict orow = state + hh * state_floats;
-      for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < 256; ++c) orow[r * dp + c] = ot[r / 32 * 32 * dp + c * 32 + r % 32];
+      for (int r0 = 0; r0 < rows; r0 += 32) {
+        const float *restrict panel = ot + r0 * dp;
+        int c0 = 0;
+        for (; c0 + 16 <= 256; c0 += 16) { /* 16 columns x 16 rows a block, transposed in registers */
+          const float *src[16];
+          for (int i = 0; i < 16; ++i) src[i] = panel + (c0 + i) * 32;
+          for (int rr = 0; rr < 32; rr += 16) attngen_transpose_scaled_avx512(src, rr, 1.0f, orow + (r0 + rr) * dp + c0, dp);
+        }
+        for (; c0 < 256; ++c0)
+          for (int r = 0; r < 32; ++r) orow[(r0 + r) * dp + c0] = panel[c0 * 32 + r];
+      }
     }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
@@ -5329,8 +5393,15 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_window_softcap_decode__a
       }
     }
     if (lanes) { /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
-      for (int r = 0; r < rows; ++r)
-        for (int k = 0; k < 256; ++k) ot[(r / 16) * 4096 + k * 16 + r % 16] = qt[r * dp + k];
+      for (int r0 = 0; r0 < rows; r0 += 8) { /* 8 rows x 8 columns a block, transposed in registers */
+        const float *src[8];
+        for (int i = 0; i < 8; ++i) src[i] = qt + (r0 + i) * dp;
+        float *restrict dst = ot + (r0 / 16) * 4096 + r0 % 16;
+        int k0 = 0;
+        for (; k0 + 8 <= 256; k0 += 8) attngen_transpose8_scaled_x86(src, k0, _mm256_set1_ps(1.0f), dst + k0 * 16, 16);
+        for (; k0 < 256; ++k0)
+          for (int i = 0; i < 8; ++i) dst[k0 * 16 + i] = src[i][k0];
+      }
       memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
@@ -5561,8 +5632,17 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_window_softcap_decode__a
     for (int hh = 0; hh < nh; ++hh) {
       const float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict orow = state + hh * state_floats;
-      for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < 256; ++c) orow[r * dp + c] = ot[r / 16 * 16 * dp + c * 16 + r % 16];
+      for (int r0 = 0; r0 < rows; r0 += 16) {
+        const float *restrict panel = ot + r0 * dp;
+        int c0 = 0;
+        for (; c0 + 8 <= 256; c0 += 8) { /* 8 columns x 8 rows a block, transposed in registers */
+          const float *src[8];
+          for (int i = 0; i < 8; ++i) src[i] = panel + (c0 + i) * 16;
+          for (int rr = 0; rr < 16; rr += 8) attngen_transpose8_scaled_x86(src, rr, _mm256_set1_ps(1.0f), orow + (r0 + rr) * dp + c0, dp);
+        }
+        for (; c0 < 256; ++c0)
+          for (int r = 0; r < 16; ++r) orow[(r0 + r) * dp + c0] = panel[c0 * 16 + r];
+      }
     }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
@@ -5658,8 +5738,15 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_window_softcap_d
       }
     }
     if (lanes) { /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
-      for (int r = 0; r < rows; ++r)
-        for (int k = 0; k < 256; ++k) ot[(r / 16) * 4096 + k * 16 + r % 16] = qt[r * dp + k];
+      for (int r0 = 0; r0 < rows; r0 += 8) { /* 8 rows x 8 columns a block, transposed in registers */
+        const float *src[8];
+        for (int i = 0; i < 8; ++i) src[i] = qt + (r0 + i) * dp;
+        float *restrict dst = ot + (r0 / 16) * 4096 + r0 % 16;
+        int k0 = 0;
+        for (; k0 + 8 <= 256; k0 += 8) attngen_transpose8_scaled_x86(src, k0, _mm256_set1_ps(1.0f), dst + k0 * 16, 16);
+        for (; k0 < 256; ++k0)
+          for (int i = 0; i < 8; ++i) dst[k0 * 16 + i] = src[i][k0];
+      }
       memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
@@ -5891,8 +5978,17 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_window_softcap_d
     for (int hh = 0; hh < nh; ++hh) {
       const float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict orow = state + hh * state_floats;
-      for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < 256; ++c) orow[r * dp + c] = ot[r / 16 * 16 * dp + c * 16 + r % 16];
+      for (int r0 = 0; r0 < rows; r0 += 16) {
+        const float *restrict panel = ot + r0 * dp;
+        int c0 = 0;
+        for (; c0 + 8 <= 256; c0 += 8) { /* 8 columns x 8 rows a block, transposed in registers */
+          const float *src[8];
+          for (int i = 0; i < 8; ++i) src[i] = panel + (c0 + i) * 16;
+          for (int rr = 0; rr < 16; rr += 8) attngen_transpose8_scaled_x86(src, rr, _mm256_set1_ps(1.0f), orow + (r0 + rr) * dp + c0, dp);
+        }
+        for (; c0 < 256; ++c0)
+          for (int r = 0; r < 16; ++r) orow[(r0 + r) * dp + c0] = panel[c0 * 16 + r];
+      }
     }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
@@ -6371,8 +6467,15 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_softcap_decode__avx2(con
       }
     }
     if (lanes) { /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
-      for (int r = 0; r < rows; ++r)
-        for (int k = 0; k < 256; ++k) ot[(r / 16) * 4096 + k * 16 + r % 16] = qt[r * dp + k];
+      for (int r0 = 0; r0 < rows; r0 += 8) { /* 8 rows x 8 columns a block, transposed in registers */
+        const float *src[8];
+        for (int i = 0; i < 8; ++i) src[i] = qt + (r0 + i) * dp;
+        float *restrict dst = ot + (r0 / 16) * 4096 + r0 % 16;
+        int k0 = 0;
+        for (; k0 + 8 <= 256; k0 += 8) attngen_transpose8_scaled_x86(src, k0, _mm256_set1_ps(1.0f), dst + k0 * 16, 16);
+        for (; k0 < 256; ++k0)
+          for (int i = 0; i < 8; ++i) dst[k0 * 16 + i] = src[i][k0];
+      }
       memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
@@ -6587,8 +6690,17 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_softcap_decode__avx2(con
     for (int hh = 0; hh < nh; ++hh) {
       const float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict orow = state + hh * state_floats;
-      for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < 256; ++c) orow[r * dp + c] = ot[r / 16 * 16 * dp + c * 16 + r % 16];
+      for (int r0 = 0; r0 < rows; r0 += 16) {
+        const float *restrict panel = ot + r0 * dp;
+        int c0 = 0;
+        for (; c0 + 8 <= 256; c0 += 8) { /* 8 columns x 8 rows a block, transposed in registers */
+          const float *src[8];
+          for (int i = 0; i < 8; ++i) src[i] = panel + (c0 + i) * 16;
+          for (int rr = 0; rr < 16; rr += 8) attngen_transpose8_scaled_x86(src, rr, _mm256_set1_ps(1.0f), orow + (r0 + rr) * dp + c0, dp);
+        }
+        for (; c0 < 256; ++c0)
+          for (int r = 0; r < 16; ++r) orow[(r0 + r) * dp + c0] = panel[c0 * 16 + r];
+      }
     }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
@@ -6684,8 +6796,15 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_softcap_decode__
       }
     }
     if (lanes) { /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
-      for (int r = 0; r < rows; ++r)
-        for (int k = 0; k < 256; ++k) ot[(r / 16) * 4096 + k * 16 + r % 16] = qt[r * dp + k];
+      for (int r0 = 0; r0 < rows; r0 += 8) { /* 8 rows x 8 columns a block, transposed in registers */
+        const float *src[8];
+        for (int i = 0; i < 8; ++i) src[i] = qt + (r0 + i) * dp;
+        float *restrict dst = ot + (r0 / 16) * 4096 + r0 % 16;
+        int k0 = 0;
+        for (; k0 + 8 <= 256; k0 += 8) attngen_transpose8_scaled_x86(src, k0, _mm256_set1_ps(1.0f), dst + k0 * 16, 16);
+        for (; k0 < 256; ++k0)
+          for (int i = 0; i < 8; ++i) dst[k0 * 16 + i] = src[i][k0];
+      }
       memcpy(qt, ot, sizeof(float) * (size_t)rows * 256);
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
@@ -6901,8 +7020,17 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_softcap_decode__
     for (int hh = 0; hh < nh; ++hh) {
       const float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict orow = state + hh * state_floats;
-      for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < 256; ++c) orow[r * dp + c] = ot[r / 16 * 16 * dp + c * 16 + r % 16];
+      for (int r0 = 0; r0 < rows; r0 += 16) {
+        const float *restrict panel = ot + r0 * dp;
+        int c0 = 0;
+        for (; c0 + 8 <= 256; c0 += 8) { /* 8 columns x 8 rows a block, transposed in registers */
+          const float *src[8];
+          for (int i = 0; i < 8; ++i) src[i] = panel + (c0 + i) * 16;
+          for (int rr = 0; rr < 16; rr += 8) attngen_transpose8_scaled_x86(src, rr, _mm256_set1_ps(1.0f), orow + (r0 + rr) * dp + c0, dp);
+        }
+        for (; c0 < 256; ++c0)
+          for (int r = 0; r < 16; ++r) orow[(r0 + r) * dp + c0] = panel[c0 * 16 + r];
+      }
     }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {

@@ -2050,8 +2050,15 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_decode__avx512(const 
       }
     }
     if (lanes) { /* rows in the lanes: Qᵀ in panels of 32 rows (row stride 32), through O's space */
-      for (int r = 0; r < rows; ++r)
-        for (int k = 0; k < 128; ++k) ot[(r / 32) * 4096 + k * 32 + r % 32] = qt[r * dp + k];
+      for (int r0 = 0; r0 < rows; r0 += 16) { /* 16 rows x 16 columns a block, transposed in registers */
+        const float *src[16];
+        for (int i = 0; i < 16; ++i) src[i] = qt + (r0 + i) * dp;
+        float *restrict dst = ot + (r0 / 32) * 4096 + r0 % 32;
+        int k0 = 0;
+        for (; k0 + 16 <= 128; k0 += 16) attngen_transpose_scaled_avx512(src, k0, 1.0f, dst + k0 * 32, 32);
+        for (; k0 < 128; ++k0)
+          for (int i = 0; i < 16; ++i) dst[k0 * 32 + i] = src[i][k0];
+      }
       memcpy(qt, ot, sizeof(float) * (size_t)rows * 128);
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
@@ -2306,8 +2313,17 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_decode__avx512(const 
     for (int hh = 0; hh < nh; ++hh) {
       const float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict orow = state + hh * state_floats;
-      for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < 128; ++c) orow[r * dp + c] = ot[r / 32 * 32 * dp + c * 32 + r % 32];
+      for (int r0 = 0; r0 < rows; r0 += 32) {
+        const float *restrict panel = ot + r0 * dp;
+        int c0 = 0;
+        for (; c0 + 16 <= 128; c0 += 16) { /* 16 columns x 16 rows a block, transposed in registers */
+          const float *src[16];
+          for (int i = 0; i < 16; ++i) src[i] = panel + (c0 + i) * 32;
+          for (int rr = 0; rr < 32; rr += 16) attngen_transpose_scaled_avx512(src, rr, 1.0f, orow + (r0 + rr) * dp + c0, dp);
+        }
+        for (; c0 < 128; ++c0)
+          for (int r = 0; r < 32; ++r) orow[(r0 + r) * dp + c0] = panel[c0 * 32 + r];
+      }
     }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
@@ -2403,8 +2419,15 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_padding_decode__avx51
       }
     }
     if (lanes) { /* rows in the lanes: Qᵀ in panels of 32 rows (row stride 32), through O's space */
-      for (int r = 0; r < rows; ++r)
-        for (int k = 0; k < 128; ++k) ot[(r / 32) * 4096 + k * 32 + r % 32] = qt[r * dp + k];
+      for (int r0 = 0; r0 < rows; r0 += 16) { /* 16 rows x 16 columns a block, transposed in registers */
+        const float *src[16];
+        for (int i = 0; i < 16; ++i) src[i] = qt + (r0 + i) * dp;
+        float *restrict dst = ot + (r0 / 32) * 4096 + r0 % 32;
+        int k0 = 0;
+        for (; k0 + 16 <= 128; k0 += 16) attngen_transpose_scaled_avx512(src, k0, 1.0f, dst + k0 * 32, 32);
+        for (; k0 < 128; ++k0)
+          for (int i = 0; i < 16; ++i) dst[k0 * 32 + i] = src[i][k0];
+      }
       memcpy(qt, ot, sizeof(float) * (size_t)rows * 128);
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
@@ -2660,8 +2683,17 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_padding_decode__avx51
     for (int hh = 0; hh < nh; ++hh) {
       const float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict orow = state + hh * state_floats;
-      for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < 128; ++c) orow[r * dp + c] = ot[r / 32 * 32 * dp + c * 32 + r % 32];
+      for (int r0 = 0; r0 < rows; r0 += 32) {
+        const float *restrict panel = ot + r0 * dp;
+        int c0 = 0;
+        for (; c0 + 16 <= 128; c0 += 16) { /* 16 columns x 16 rows a block, transposed in registers */
+          const float *src[16];
+          for (int i = 0; i < 16; ++i) src[i] = panel + (c0 + i) * 32;
+          for (int rr = 0; rr < 32; rr += 16) attngen_transpose_scaled_avx512(src, rr, 1.0f, orow + (r0 + rr) * dp + c0, dp);
+        }
+        for (; c0 < 128; ++c0)
+          for (int r = 0; r < 32; ++r) orow[(r0 + r) * dp + c0] = panel[c0 * 32 + r];
+      }
     }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
@@ -4547,8 +4579,15 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_decode__avx2(const attn
       }
     }
     if (lanes) { /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
-      for (int r = 0; r < rows; ++r)
-        for (int k = 0; k < 128; ++k) ot[(r / 16) * 2048 + k * 16 + r % 16] = qt[r * dp + k];
+      for (int r0 = 0; r0 < rows; r0 += 8) { /* 8 rows x 8 columns a block, transposed in registers */
+        const float *src[8];
+        for (int i = 0; i < 8; ++i) src[i] = qt + (r0 + i) * dp;
+        float *restrict dst = ot + (r0 / 16) * 2048 + r0 % 16;
+        int k0 = 0;
+        for (; k0 + 8 <= 128; k0 += 8) attngen_transpose8_scaled_x86(src, k0, _mm256_set1_ps(1.0f), dst + k0 * 16, 16);
+        for (; k0 < 128; ++k0)
+          for (int i = 0; i < 8; ++i) dst[k0 * 16 + i] = src[i][k0];
+      }
       memcpy(qt, ot, sizeof(float) * (size_t)rows * 128);
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
@@ -4777,8 +4816,17 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_decode__avx2(const attn
     for (int hh = 0; hh < nh; ++hh) {
       const float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict orow = state + hh * state_floats;
-      for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < 128; ++c) orow[r * dp + c] = ot[r / 16 * 16 * dp + c * 16 + r % 16];
+      for (int r0 = 0; r0 < rows; r0 += 16) {
+        const float *restrict panel = ot + r0 * dp;
+        int c0 = 0;
+        for (; c0 + 8 <= 128; c0 += 8) { /* 8 columns x 8 rows a block, transposed in registers */
+          const float *src[8];
+          for (int i = 0; i < 8; ++i) src[i] = panel + (c0 + i) * 16;
+          for (int rr = 0; rr < 16; rr += 8) attngen_transpose8_scaled_x86(src, rr, _mm256_set1_ps(1.0f), orow + (r0 + rr) * dp + c0, dp);
+        }
+        for (; c0 < 128; ++c0)
+          for (int r = 0; r < 16; ++r) orow[(r0 + r) * dp + c0] = panel[c0 * 16 + r];
+      }
     }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
@@ -4874,8 +4922,15 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_decode__avx2(co
       }
     }
     if (lanes) { /* rows in the lanes: Qᵀ in panels of 16 rows (row stride 16), through O's space */
-      for (int r = 0; r < rows; ++r)
-        for (int k = 0; k < 128; ++k) ot[(r / 16) * 2048 + k * 16 + r % 16] = qt[r * dp + k];
+      for (int r0 = 0; r0 < rows; r0 += 8) { /* 8 rows x 8 columns a block, transposed in registers */
+        const float *src[8];
+        for (int i = 0; i < 8; ++i) src[i] = qt + (r0 + i) * dp;
+        float *restrict dst = ot + (r0 / 16) * 2048 + r0 % 16;
+        int k0 = 0;
+        for (; k0 + 8 <= 128; k0 += 8) attngen_transpose8_scaled_x86(src, k0, _mm256_set1_ps(1.0f), dst + k0 * 16, 16);
+        for (; k0 < 128; ++k0)
+          for (int i = 0; i < 8; ++i) dst[k0 * 16 + i] = src[i][k0];
+      }
       memcpy(qt, ot, sizeof(float) * (size_t)rows * 128);
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
@@ -5105,8 +5160,17 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_decode__avx2(co
     for (int hh = 0; hh < nh; ++hh) {
       const float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict orow = state + hh * state_floats;
-      for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < 128; ++c) orow[r * dp + c] = ot[r / 16 * 16 * dp + c * 16 + r % 16];
+      for (int r0 = 0; r0 < rows; r0 += 16) {
+        const float *restrict panel = ot + r0 * dp;
+        int c0 = 0;
+        for (; c0 + 8 <= 128; c0 += 8) { /* 8 columns x 8 rows a block, transposed in registers */
+          const float *src[8];
+          for (int i = 0; i < 8; ++i) src[i] = panel + (c0 + i) * 16;
+          for (int rr = 0; rr < 16; rr += 8) attngen_transpose8_scaled_x86(src, rr, _mm256_set1_ps(1.0f), orow + (r0 + rr) * dp + c0, dp);
+        }
+        for (; c0 < 128; ++c0)
+          for (int r = 0; r < 16; ++r) orow[(r0 + r) * dp + c0] = panel[c0 * 16 + r];
+      }
     }
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
