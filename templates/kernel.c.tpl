@@ -222,7 +222,7 @@ $(ind)for (; c < $(D); ++c) dst[c] = $(src)[c];
 @ local function pvt_panels(ind, j0, nj, vrow, first)
 @   local pvt, PWL = mk.pv_lanes, plan.lanes.panel
 @   if pvt.pf then
-@     pf_target(ind, j0, nj, "token_major")
+@     pf_target(ind, j0, nj, "any") -- (called on token-major rows only)
 @   end
 $(ind)for (int r0 = 0; r0 < rows; r0 += $(I(PWL))) {
 $(ind)  const float *restrict al = alpha + hh * rows_pv + r0;

@@ -2085,7 +2085,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_window_softcap_decode_
         const float *pf = NULL;
         int pfn = 0;
         ptrdiff_t pfs = 0;
-        if (!contig) {
+        {
           const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
           const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
           pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */
@@ -2456,7 +2456,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_window_softcap
         const float *pf = NULL;
         int pfn = 0;
         ptrdiff_t pfs = 0;
-        if (!contig) {
+        {
           const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
           const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
           pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */
@@ -3193,7 +3193,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_softcap_decode__avx512
         const float *pf = NULL;
         int pfn = 0;
         ptrdiff_t pfs = 0;
-        if (!contig) {
+        {
           const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
           const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
           pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */
@@ -3548,7 +3548,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_softcap_decode
         const float *pf = NULL;
         int pfn = 0;
         ptrdiff_t pfs = 0;
-        if (!contig) {
+        {
           const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
           const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
           pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */
@@ -5586,7 +5586,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_window_softcap_decode__a
         const float *pf = NULL;
         int pfn = 0;
         ptrdiff_t pfs = 0;
-        if (!contig) {
+        {
           const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
           const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
           pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */
@@ -5932,7 +5932,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_window_softcap_d
         const float *pf = NULL;
         int pfn = 0;
         ptrdiff_t pfs = 0;
-        if (!contig) {
+        {
           const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
           const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
           pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */
@@ -6644,7 +6644,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_softcap_decode__avx2(con
         const float *pf = NULL;
         int pfn = 0;
         ptrdiff_t pfs = 0;
-        if (!contig) {
+        {
           const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
           const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
           pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */
@@ -6974,7 +6974,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_softcap_decode__
         const float *pf = NULL;
         int pfn = 0;
         ptrdiff_t pfs = 0;
-        if (!contig) {
+        {
           const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
           const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
           pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */

@@ -2143,7 +2143,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_window_decode__avx512(
         const float *pf = NULL;
         int pfn = 0;
         ptrdiff_t pfs = 0;
-        if (!contig) {
+        {
           const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
           const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
           pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */
@@ -2508,7 +2508,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_window_decode_
         const float *pf = NULL;
         int pfn = 0;
         ptrdiff_t pfs = 0;
-        if (!contig) {
+        {
           const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
           const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
           pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */
@@ -3227,7 +3227,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_decode__avx512(const a
         const float *pf = NULL;
         int pfn = 0;
         ptrdiff_t pfs = 0;
-        if (!contig) {
+        {
           const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
           const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
           pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */
@@ -3576,7 +3576,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h4_kv1_d256_causal_padding_decode__avx512
         const float *pf = NULL;
         int pfn = 0;
         ptrdiff_t pfs = 0;
-        if (!contig) {
+        {
           const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
           const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
           pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */
@@ -5703,7 +5703,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_window_decode__avx2(cons
         const float *pf = NULL;
         int pfn = 0;
         ptrdiff_t pfs = 0;
-        if (!contig) {
+        {
           const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
           const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
           pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */
@@ -6043,7 +6043,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_window_decode__a
         const float *pf = NULL;
         int pfn = 0;
         ptrdiff_t pfs = 0;
-        if (!contig) {
+        {
           const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
           const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
           pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */
@@ -6737,7 +6737,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_decode__avx2(const attng
         const float *pf = NULL;
         int pfn = 0;
         ptrdiff_t pfs = 0;
-        if (!contig) {
+        {
           const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
           const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
           pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */
@@ -7061,7 +7061,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h4_kv1_d256_causal_padding_decode__avx2(con
         const float *pf = NULL;
         int pfn = 0;
         ptrdiff_t pfs = 0;
-        if (!contig) {
+        {
           const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
           const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
           pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */

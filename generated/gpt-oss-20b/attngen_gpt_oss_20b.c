@@ -1875,7 +1875,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_window_sinks_decode__a
         const float *pf = NULL;
         int pfn = 0;
         ptrdiff_t pfs = 0;
-        if (!contig) {
+        {
           const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
           const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
           pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */
@@ -2249,7 +2249,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_padding_window_sinks_d
         const float *pf = NULL;
         int pfn = 0;
         ptrdiff_t pfs = 0;
-        if (!contig) {
+        {
           const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
           const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
           pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */
@@ -3005,7 +3005,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_sinks_decode__avx512(c
         const float *pf = NULL;
         int pfn = 0;
         ptrdiff_t pfs = 0;
-        if (!contig) {
+        {
           const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
           const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
           pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */
@@ -3363,7 +3363,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d64_causal_padding_sinks_decode__
         const float *pf = NULL;
         int pfn = 0;
         ptrdiff_t pfs = 0;
-        if (!contig) {
+        {
           const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
           const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
           pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */
@@ -5072,7 +5072,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_window_sinks_decode__avx
         const float *pf = NULL;
         int pfn = 0;
         ptrdiff_t pfs = 0;
-        if (!contig) {
+        {
           const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
           const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
           pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */
@@ -5426,7 +5426,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_padding_window_sinks_dec
         const float *pf = NULL;
         int pfn = 0;
         ptrdiff_t pfs = 0;
-        if (!contig) {
+        {
           const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
           const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
           pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */
@@ -6162,7 +6162,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_sinks_decode__avx2(const
         const float *pf = NULL;
         int pfn = 0;
         ptrdiff_t pfs = 0;
-        if (!contig) {
+        {
           const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
           const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
           pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */
@@ -6500,7 +6500,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d64_causal_padding_sinks_decode__av
         const float *pf = NULL;
         int pfn = 0;
         ptrdiff_t pfs = 0;
-        if (!contig) {
+        {
           const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
           const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
           pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */

@@ -1622,7 +1622,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv32_d96_causal_window_decode__avx512
         const float *pf = NULL;
         int pfn = 0;
         ptrdiff_t pfs = 0;
-        if (!contig) {
+        {
           const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
           const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
           pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */
@@ -3017,7 +3017,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_window_decode__avx2(con
         const float *pf = NULL;
         int pfn = 0;
         ptrdiff_t pfs = 0;
-        if (!contig) {
+        {
           const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
           const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
           pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */

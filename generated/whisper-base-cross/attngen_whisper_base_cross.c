@@ -1473,7 +1473,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv8_d64_cross_decode__avx512(const att
         const float *pf = NULL;
         int pfn = 0;
         ptrdiff_t pfs = 0;
-        if (!contig) {
+        {
           const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
           const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
           pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */
@@ -2739,7 +2739,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_cross_decode__avx2(const attngen
         const float *pf = NULL;
         int pfn = 0;
         ptrdiff_t pfs = 0;
-        if (!contig) {
+        {
           const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
           const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
           pfn = kend - tk < n ? kend - tk : n; /* rows past the sequence's end: none */
