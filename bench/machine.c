@@ -518,7 +518,7 @@ int bench_machine_measure_bw(bench_machine *m, int quick) {
   size_t bytes = mib << 20, n = bytes / sizeof(float);
   /* on huge pages where the OS gives them, as attngen_alloc gives the kernels' K/V: on 4 KiB pages an Intel Xeon read
    * 13.3 GB/s while an MHA decode on huge pages read 14.4 (105% of the limit) */
-  float *buf = (float *)aligned_alloc(HUGE_BYTES, bytes);
+  float *buf = (float *)aligned_alloc(HUGE_BYTES, (bytes + HUGE_BYTES - 1) / HUGE_BYTES * HUGE_BYTES); /* whole pages */
   if (!buf) return -1;
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   (void)madvise(buf, bytes, MADV_HUGEPAGE); /* advice only */

@@ -9,11 +9,6 @@ static ptrdiff_t off(const attngen_strides *st, int b, int i, int h)
   return b * st->batch + i * st->seq + h * st->head;
 }
 
-/* With M = max(sink, max m_s) and w_s = exp(m_s - M) * l_s: out = Σ w_s o_s / (exp(sink - M) + Σ w_s) and lse =
- * M + log of that denominator, in state order. sink is a logit with no value row that joins the denominator once
- * (attention sinks; -INFINITY: none). A state with l_s = 0 (no key) weighs 0 and its o is not read; every state
- * empty and no sink: zeros and -INFINITY; a NaN max, sum or sink: NaN. The sum goes through set->acc, so out may be
- * one of the states' rows. */
 /* acc[c] += w * o[c], and out[c] = acc[c] / sum, for c < d: in runs of 8 independent lanes a compiler vectorizes
  * at -O2 (each element's arithmetic, and so its bits, as one at a time) */
 static void add_scaled(float *restrict acc, const float *restrict o, float w, int d)
@@ -37,6 +32,11 @@ static void divide(float *restrict out, const float *restrict acc, float sum, in
   for (; c < d; ++c) out[c] = acc[c] / sum;
 }
 
+/* With M = max(sink, max m_s) and w_s = exp(m_s - M) * l_s: out = Σ w_s o_s / (exp(sink - M) + Σ w_s) and lse =
+ * M + log of that denominator, in state order. sink is a logit with no value row that joins the denominator once
+ * (attention sinks; -INFINITY: none). A state with l_s = 0 (no key) weighs 0 and its o is not read; every state
+ * empty and no sink: zeros and -INFINITY; a NaN max, sum or sink: NaN. The sum goes through set->acc, so out may be
+ * one of the states' rows. */
 float attngen_merge_row(const attngen_merge_set *set, int b, int i, int h, float sink, float *out)
 {
   const int n = set->n, d = set->d;
