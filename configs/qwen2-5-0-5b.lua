@@ -20,8 +20,8 @@ return {
   -- attngen tune: begin
   -- avx512: tuned on AMD EPYC (2 CPUs), 2026-11-24, attngen 0.2.0 --tune (52 s); speed vs the default plan: prefill 1.04x, decode 1.40x
   -- avx512: medians of the thread's CPU time in interleaved rounds, 1 thread: prefill causal, q_len 512, kv_len 512; decode causal, q_len 1, kv_len 4096, K/V from memory (17 copies of 4.0 MiB cycled; LLC 32 MiB)
-  -- avx512 decode: the vocabulary's blocking (4 x 4 Q·Kᵀ, P·V 4 x 64, 8-key tiles) replaced the tune's 2 x 2 with
-  -- 512-key tiles, 1.16-1.48x faster by type at kv_len 65536 (Zen 4, one process, 2026-11-26)
+  -- avx512 decode: the vocabulary's blocking (now 8 x 2 Q·Kᵀ, P·V 8 x 32, 8-key tiles) replaced the tune's 2 x 2 with
+  -- 512-key tiles (its 4 x 4 and 4 x 64 then: 1.16-1.48x faster by type at kv_len 65536, Zen 4, 2026-11-26)
   -- avx2: tuned on AMD EPYC (2 CPUs), 2026-11-24, attngen 0.2.0 --tune (50 s); speed vs the default plan: prefill default kept (best candidate 1.02x), decode 1.47x
   -- avx2: medians of the thread's CPU time in interleaved rounds, 1 thread: prefill causal, q_len 512, kv_len 512; decode causal, q_len 1, kv_len 4096, K/V from memory (17 copies of 4.0 MiB cycled; LLC 32 MiB)
   tuned = {

@@ -239,9 +239,12 @@ function plan.for_kernel(k)
     -- accumulators. The token-major blocking reads a row in several column passes (4 x 48 at d128: three), which
     -- on a head-major cache broke the head's sequential stream (h32/kv8/d128, kv_len 16384, Zen 4: 10.8 -> 8.2 ms;
     -- a plain read of the same rows in three column passes: 28.0 -> 16.7 GB/s). Known head_dim only.
-    if D and blk.contig_pv_vectors then
+    -- A group's by_dtype may cut a row in more passes (contig_pv_vectors): an int8 row is converted by every row
+    -- block that reads it, and more rows a block convert each element for more FMAs.
+    local contig_pv_vectors = by.contig_pv_vectors or blk.contig_pv_vectors
+    if D and contig_pv_vectors then
       local vecs = math.ceil(D / W)
-      local passes = math.ceil(vecs / blk.contig_pv_vectors)
+      local passes = math.ceil(vecs / contig_pv_vectors)
       if passes < math.ceil(vecs / p.pvv) then
         p.pvv_contig = math.ceil(vecs / passes)
         -- rows: a divisor of pr, so the rows padded for the other blocks (row_align) hold whole blocks of these

@@ -72,7 +72,7 @@ return {
     -- kv_len 256 / 16384: group 8 (h64/kv8/d128) fp32 95 / 101 against 91 / 107, f16 75 / 89 against 100 / 97, int8
     -- 95 / 104 against 109 / 111; group 7 (h28/kv4/d128) fp32 101 / 144 against 104 / 153, f16 82 / 98 against
     -- 91 / 109, int8 93 / 84 against 106 / 106
-    by_group = { { min_g = 7, rb = 4, kb = 3, pr = 4, pvv = 3, columns = true },
+    by_group = { { min_g = 7, rb = 4, kb = 3, pr = 4, pvv = 3, columns = true, by_dtype = { i8 = { contig_pv_vectors = 4 } } },
                  -- groups of 4-6: all 4 rows x 3 keys, each K vector loaded and converted once for 4 FMAs; int8 in
                  -- tiles of its own count (its 1 KiB token rows are under long_row_bytes). 4 x 2 (8 accumulators, each a chain
                  -- of 16 dependent FMAs at d128) waited on its chains: alone in L1, Q·Kᵀ of 4 rows took 16-22 ns a
@@ -90,10 +90,14 @@ return {
                  -- On rows contiguous per head (a head-major cache) the same 4 x 3 blocks, row-wise: each K row
                  -- loaded once for the 4 rows instead of 4 times by 1 x 8 blocks. h32/kv8/d128 head-major, Zen 3,
                  -- paired medians of 21-31 interleaved calls, kv_len 16384 / 2048: fp32 1.10-1.16 / 1.20x, f16
-                 -- 1.17-1.19 / 1.12x, bf16 1.26 / 1.24x; int8 keeps 4 x 1 (4 x 3 0.95x, 4 x 2 0.96x)
+                 -- 1.17-1.19 / 1.12x, bf16 1.26 / 1.24x; int8 keeps 4 x 1 (4 x 3 0.95x, 4 x 2 0.96x). Its P·V
+                 -- there 4 rows x 32 (contig_pv_vectors 4, four passes over a V row) where 2 x 64 converted each
+                 -- V vector for 2 rows: Intel Xeon, kv_len 131072, paired medians of 9 interleaved calls,
+                 -- bit-identical: h32/kv8/d128 int8 1.13x, int8_g32 1.12x (fp32 1.02x, f16 1.00x: kept at 8);
+                 -- h28/kv4/d128 (the group of 7 below) int8 1.13x, int8_g32 1.19x; 4 x 24 alike (0.97-1.03x)
                  { min_g = 4, rb = 4, kb = 3, pr = 4, pvv = 3, columns = true, rb_contiguous = 4, kb_contiguous = 3,
                    keys_long_rows_unpaged = 12,
-                   by_dtype = { i8 = { keys = 8, keys_unpaged = 24, kb_contiguous = 1 } } },
+                   by_dtype = { i8 = { keys = 8, keys_unpaged = 24, kb_contiguous = 1, contig_pv_vectors = 4 } } },
                  { min_g = 2, rb = 2, kb = 4, pr = 2, pvv = 4, columns = true },   -- 8 + 8 ymm accumulators
                  -- MHA: one row, 8 keys in flight; on rows contiguous per head one key per block (kb_contiguous,
                  -- gen/plan.lua): h32/d128 head-major, kv_len 16384, 17.5-18.5 GB/s against 16.0-16.3 with 8

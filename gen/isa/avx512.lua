@@ -51,22 +51,35 @@ return {
     -- groups of 4+: all 4 rows of a group x 4 keys (16 accumulators), so each K vector is loaded and converted once
     -- for 4 FMAs (2 x 8 converted every K vector twice). h32/kv8/d128 at kv_len 16384, token-major, Zen 4, in one
     -- process: fp32 7.4 against 8.0 ms, f16 4.5 against 4.7, int8 4.2 against 4.9 (its 4 x 1 blocks); alone in L1,
-    -- Q·Kᵀ of f16 76% of the FMA peak against 64%. Group 7 (h14/kv2/d64, kv_len 65536) with 4 x 4 and P·V 4 x 64:
-    -- fp32 4.2 against 6.3 ms, f16 3.8 against 5.3, int8 4.3 against 5.0 for Qwen2.5-0.5B's earlier tuned 2 x 2
+    -- Q·Kᵀ of f16 76% of the FMA peak against 64%. Groups of 7-8: 8 rows x 2 keys and P·V 8 x 32, so a group of 7 is
+    -- one block (7 live rows), each K and V vector converted once; as 4 x 4 and 4 x 64 it was two blocks that both
+    -- converted it. Intel Xeon (Emerald Rapids), beyond the LLC, paired medians of 9-21 interleaved calls, results
+    -- bit-identical, against 4 x 4 / 4 x 64: h14/kv2/d64 fp32 1.03-1.11x, f16 1.07-1.10x, bf16 1.07-1.14x, int8
+    -- 0.98-1.02x, int8_g32 1.00-1.07x; h28/kv4/d128 fp32 1.03-1.04x, f16 1.09-1.11x, bf16 1.10-1.13x, int8 0.99-1.02x, int8_g32
+    -- 1.12-1.14x; group 8 (h64/kv8/d128) fp32 1.04x, f16 1.03x, bf16 1.00x, int8 0.99x, int8_g32 1.13x (the 4 x 4
+    -- and 4 x 64 against Qwen2.5-0.5B's earlier tuned 2 x 2, Zen 4: fp32 4.2 against 6.3 ms)
     -- Rows contiguous per head (row-wise blocks, each head's rows read whole in address order), on a quiet Zen 4,
     -- h32/kv8/d128 head-major at kv_len 16384, two runs of `make bench BENCH_FILTER=kvtype`: 2 x 4 read fp32 at
     -- 18.2 against 16.1 GB/s for 2 x 8 (f16 12.2 against 11.8), and 4 x 4 took fp32 from 7.8 to 9.0 ms; groups of
     -- 4-6 now run 4 x 3 (below, measured on an Intel Xeon), groups of 7+ 2 x 8, int8 4 x 1 (head-major int8 ran
-    -- 1.1x faster than 2 x 4)
-    by_group = { { min_g = 7, rb = 4, kb = 4, pr = 4, pvv = 4, columns = true, rb_contiguous = 2, kb_contiguous = 8,
-                   by_dtype = { i8 = { rb_contiguous = 4, kb_contiguous = 1 } } },
+    -- 1.1x faster than 2 x 4). An int8 V row there in two passes of 4 vectors (P·V 4 x 64, contig_pv_vectors) where
+    -- one pass held 2 rows: each V vector converted for 4 rows, not 2. Intel Xeon, head-major, kv_len 131072, paired
+    -- medians of 9 interleaved calls, bit-identical: h32/kv8/d128 int8 1.12x, int8_g32 1.08x (fp32 0.94x, f16
+    -- 0.98x: their conversion is cheaper than the second pass); h28/kv4/d128 int8 1.03x, int8_g32 1.11x
+    by_group = { -- groups of 9+ (Falcon's one kv head for 71): 4 x 4 and 4 x 64 as before. h71/kv1/d64 with 8 x 2 and
+                 -- 8 x 32 ran its fp32 0.95-0.98x (its one kv head runs the row-wise blocks; P·V there lost the stream
+                 -- prefetch of the 4 x 64 blocks), the other types 1.00-1.02x
+                 { min_g = 9, rb = 4, kb = 4, pr = 4, pvv = 4, columns = true, rb_contiguous = 2, kb_contiguous = 8,
+                   by_dtype = { i8 = { rb_contiguous = 4, kb_contiguous = 1, contig_pv_vectors = 4 } } },
+                 { min_g = 7, rb = 8, kb = 2, pr = 8, pvv = 2, columns = true, rb_contiguous = 2, kb_contiguous = 8,
+                   by_dtype = { i8 = { rb_contiguous = 4, kb_contiguous = 1, contig_pv_vectors = 4 } } },
                  -- groups of 4-6 on rows contiguous per head: row-wise blocks of 4 rows x 3 keys, as AVX2's (each K
                  -- row loaded once for the group's 4 rows; 12 accumulators, where Zen 4's 4 x 4 ran slower). Intel
                  -- Xeon (Emerald Rapids), against 2 x 4, paired medians of 9-21 interleaved calls, results bit-identical:
                  -- h32/kv8/d128 head-major kv_len 131072 fp32 1.04-1.08x, f16 1.07-1.09x, bf16 1.08-1.10x (kv_len
                  -- 2048: fp32 1.08x, f16 1.12x); h4/kv1/d256 (one kv head) fp32 1.07-1.11x, f16 1.13-1.16x
                  { min_g = 4, rb = 4, kb = 4, pr = 4, pvv = 3, columns = true, kb_contiguous = 3, rb_contiguous = 4,
-                   by_dtype = { i8 = { kb_contiguous = 1 } } },
+                   by_dtype = { i8 = { kb_contiguous = 1, contig_pv_vectors = 4 } } },
                  { min_g = 2, rb = 2, kb = 4, pr = 2, pvv = 4, columns = true },
                  -- kb_contiguous: keys per Q·Kᵀ block on rows contiguous per head (gen/plan.lua). MHA h32/d128 on a
                  -- head-major cache, kv_len 16384: 1 key 24 GB/s, 2 keys 18-20, 4 keys 16, 8 keys 13-15

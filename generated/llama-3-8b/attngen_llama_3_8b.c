@@ -2023,40 +2023,74 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x48_t256_int
   }
 }
 
-/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
  * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 256 + r * 1].
- * Column blocks of 128 floats keep 16 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_2x128_t256_int8_pf__avx512(float *restrict pt, const float *restrict alpha,
+ * Column blocks of 64 floats keep 16 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x64_t256_int8_pf__avx512(float *restrict pt, const float *restrict alpha,
     int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, const int8_t *pf, ptrdiff_t pfs, int pfn)
 {
   /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
    * is exactly 1 (x * 1 = x, the same bits either way) */
-  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
   /* one scale per V row (the vectors are the bare integers): each coefficient times its row's scale, once for
    * every column block, in place (this call is the last to read these rows of P) */
   for (int j = 0; j < n; ++j) {
     const float sj = (vsc + j * vss)[0];
-    for (int r = 0; r < 2; ++r) pt[j * 256 + r] *= sj;
+    for (int r = 0; r < 4; ++r) pt[j * 256 + r] *= sj;
   }
   {
-    __m512 o0_0 = _mm512_loadu_ps(o), o0_1 = _mm512_loadu_ps(o + 16), o0_2 = _mm512_loadu_ps(o + 32), o0_3 = _mm512_loadu_ps(o + 48), o0_4 = _mm512_loadu_ps(o + 64), o0_5 = _mm512_loadu_ps(o + 80), o0_6 = _mm512_loadu_ps(o + 96), o0_7 = _mm512_loadu_ps(o + 112);
-    __m512 o1_0 = _mm512_loadu_ps(o + os), o1_1 = _mm512_loadu_ps(o + os + 16), o1_2 = _mm512_loadu_ps(o + os + 32), o1_3 = _mm512_loadu_ps(o + os + 48), o1_4 = _mm512_loadu_ps(o + os + 64), o1_5 = _mm512_loadu_ps(o + os + 80), o1_6 = _mm512_loadu_ps(o + os + 96), o1_7 = _mm512_loadu_ps(o + os + 112);
+    __m512 o0_0 = _mm512_loadu_ps(o), o0_1 = _mm512_loadu_ps(o + 16), o0_2 = _mm512_loadu_ps(o + 32), o0_3 = _mm512_loadu_ps(o + 48);
+    __m512 o1_0 = _mm512_loadu_ps(o + os), o1_1 = _mm512_loadu_ps(o + os + 16), o1_2 = _mm512_loadu_ps(o + os + 32), o1_3 = _mm512_loadu_ps(o + os + 48);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os), o2_1 = _mm512_loadu_ps(o + 2 * os + 16), o2_2 = _mm512_loadu_ps(o + 2 * os + 32), o2_3 = _mm512_loadu_ps(o + 2 * os + 48);
+    __m512 o3_0 = _mm512_loadu_ps(o + 3 * os), o3_1 = _mm512_loadu_ps(o + 3 * os + 16), o3_2 = _mm512_loadu_ps(o + 3 * os + 32), o3_3 = _mm512_loadu_ps(o + 3 * os + 48);
     if (rescale) {
-      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); o0_3 = _mm512_mul_ps(o0_3, a); o0_4 = _mm512_mul_ps(o0_4, a); o0_5 = _mm512_mul_ps(o0_5, a); o0_6 = _mm512_mul_ps(o0_6, a); o0_7 = _mm512_mul_ps(o0_7, a); }
-      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); o1_3 = _mm512_mul_ps(o1_3, a); o1_4 = _mm512_mul_ps(o1_4, a); o1_5 = _mm512_mul_ps(o1_5, a); o1_6 = _mm512_mul_ps(o1_6, a); o1_7 = _mm512_mul_ps(o1_7, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); o0_3 = _mm512_mul_ps(o0_3, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); o1_3 = _mm512_mul_ps(o1_3, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); o2_2 = _mm512_mul_ps(o2_2, a); o2_3 = _mm512_mul_ps(o2_3, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 3)); o3_0 = _mm512_mul_ps(o3_0, a); o3_1 = _mm512_mul_ps(o3_1, a); o3_2 = _mm512_mul_ps(o3_2, a); o3_3 = _mm512_mul_ps(o3_3, a); }
     }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
       if (j < pfn)
         for (int c = 0; c < 128; c += 64 / (int)sizeof(*pf)) _mm_prefetch((const char *)(pf + j * pfs + c), _MM_HINT_T1);
-      __m512 v0 = attngen_i8_load_avx512(vj), v1 = attngen_i8_load_avx512(vj + 16), v2 = attngen_i8_load_avx512(vj + 32), v3 = attngen_i8_load_avx512(vj + 48), v4 = attngen_i8_load_avx512(vj + 64), v5 = attngen_i8_load_avx512(vj + 80), v6 = attngen_i8_load_avx512(vj + 96), v7 = attngen_i8_load_avx512(vj + 112); /* in registers: each is used by 2 rows */
-      ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2); ATTNGEN_PIN_AVX512(v3); ATTNGEN_PIN_AVX512(v4); ATTNGEN_PIN_AVX512(v5); ATTNGEN_PIN_AVX512(v6); ATTNGEN_PIN_AVX512(v7);
-      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); o0_4 = _mm512_fmadd_ps(p, v4, o0_4); o0_5 = _mm512_fmadd_ps(p, v5, o0_5); o0_6 = _mm512_fmadd_ps(p, v6, o0_6); o0_7 = _mm512_fmadd_ps(p, v7, o0_7); }
-      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); o1_3 = _mm512_fmadd_ps(p, v3, o1_3); o1_4 = _mm512_fmadd_ps(p, v4, o1_4); o1_5 = _mm512_fmadd_ps(p, v5, o1_5); o1_6 = _mm512_fmadd_ps(p, v6, o1_6); o1_7 = _mm512_fmadd_ps(p, v7, o1_7); }
+      __m512 v0 = attngen_i8_load_avx512(vj), v1 = attngen_i8_load_avx512(vj + 16), v2 = attngen_i8_load_avx512(vj + 32), v3 = attngen_i8_load_avx512(vj + 48); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2); ATTNGEN_PIN_AVX512(v3);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); o1_3 = _mm512_fmadd_ps(p, v3, o1_3); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 2)); o2_0 = _mm512_fmadd_ps(p, v0, o2_0); o2_1 = _mm512_fmadd_ps(p, v1, o2_1); o2_2 = _mm512_fmadd_ps(p, v2, o2_2); o2_3 = _mm512_fmadd_ps(p, v3, o2_3); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 3)); o3_0 = _mm512_fmadd_ps(p, v0, o3_0); o3_1 = _mm512_fmadd_ps(p, v1, o3_1); o3_2 = _mm512_fmadd_ps(p, v2, o3_2); o3_3 = _mm512_fmadd_ps(p, v3, o3_3); }
     }
-    _mm512_storeu_ps(o, o0_0); _mm512_storeu_ps(o + 16, o0_1); _mm512_storeu_ps(o + 32, o0_2); _mm512_storeu_ps(o + 48, o0_3); _mm512_storeu_ps(o + 64, o0_4); _mm512_storeu_ps(o + 80, o0_5); _mm512_storeu_ps(o + 96, o0_6); _mm512_storeu_ps(o + 112, o0_7);
-    _mm512_storeu_ps(o + os, o1_0); _mm512_storeu_ps(o + os + 16, o1_1); _mm512_storeu_ps(o + os + 32, o1_2); _mm512_storeu_ps(o + os + 48, o1_3); _mm512_storeu_ps(o + os + 64, o1_4); _mm512_storeu_ps(o + os + 80, o1_5); _mm512_storeu_ps(o + os + 96, o1_6); _mm512_storeu_ps(o + os + 112, o1_7);
+    _mm512_storeu_ps(o, o0_0); _mm512_storeu_ps(o + 16, o0_1); _mm512_storeu_ps(o + 32, o0_2); _mm512_storeu_ps(o + 48, o0_3);
+    _mm512_storeu_ps(o + os, o1_0); _mm512_storeu_ps(o + os + 16, o1_1); _mm512_storeu_ps(o + os + 32, o1_2); _mm512_storeu_ps(o + os + 48, o1_3);
+    _mm512_storeu_ps(o + 2 * os, o2_0); _mm512_storeu_ps(o + 2 * os + 16, o2_1); _mm512_storeu_ps(o + 2 * os + 32, o2_2); _mm512_storeu_ps(o + 2 * os + 48, o2_3);
+    _mm512_storeu_ps(o + 3 * os, o3_0); _mm512_storeu_ps(o + 3 * os + 16, o3_1); _mm512_storeu_ps(o + 3 * os + 32, o3_2); _mm512_storeu_ps(o + 3 * os + 48, o3_3);
+  }
+  {
+    __m512 o0_0 = _mm512_loadu_ps(o + 64), o0_1 = _mm512_loadu_ps(o + 80), o0_2 = _mm512_loadu_ps(o + 96), o0_3 = _mm512_loadu_ps(o + 112);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + 64), o1_1 = _mm512_loadu_ps(o + os + 80), o1_2 = _mm512_loadu_ps(o + os + 96), o1_3 = _mm512_loadu_ps(o + os + 112);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os + 64), o2_1 = _mm512_loadu_ps(o + 2 * os + 80), o2_2 = _mm512_loadu_ps(o + 2 * os + 96), o2_3 = _mm512_loadu_ps(o + 2 * os + 112);
+    __m512 o3_0 = _mm512_loadu_ps(o + 3 * os + 64), o3_1 = _mm512_loadu_ps(o + 3 * os + 80), o3_2 = _mm512_loadu_ps(o + 3 * os + 96), o3_3 = _mm512_loadu_ps(o + 3 * os + 112);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); o0_2 = _mm512_mul_ps(o0_2, a); o0_3 = _mm512_mul_ps(o0_3, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); o1_2 = _mm512_mul_ps(o1_2, a); o1_3 = _mm512_mul_ps(o1_3, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); o2_2 = _mm512_mul_ps(o2_2, a); o2_3 = _mm512_mul_ps(o2_3, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 3)); o3_0 = _mm512_mul_ps(o3_0, a); o3_1 = _mm512_mul_ps(o3_1, a); o3_2 = _mm512_mul_ps(o3_2, a); o3_3 = _mm512_mul_ps(o3_3, a); }
+    }
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      __m512 v0 = attngen_i8_load_avx512(vj + 64), v1 = attngen_i8_load_avx512(vj + 80), v2 = attngen_i8_load_avx512(vj + 96), v3 = attngen_i8_load_avx512(vj + 112); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2); ATTNGEN_PIN_AVX512(v3);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); o1_3 = _mm512_fmadd_ps(p, v3, o1_3); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 2)); o2_0 = _mm512_fmadd_ps(p, v0, o2_0); o2_1 = _mm512_fmadd_ps(p, v1, o2_1); o2_2 = _mm512_fmadd_ps(p, v2, o2_2); o2_3 = _mm512_fmadd_ps(p, v3, o2_3); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 3)); o3_0 = _mm512_fmadd_ps(p, v0, o3_0); o3_1 = _mm512_fmadd_ps(p, v1, o3_1); o3_2 = _mm512_fmadd_ps(p, v2, o3_2); o3_3 = _mm512_fmadd_ps(p, v3, o3_3); }
+    }
+    _mm512_storeu_ps(o + 64, o0_0); _mm512_storeu_ps(o + 80, o0_1); _mm512_storeu_ps(o + 96, o0_2); _mm512_storeu_ps(o + 112, o0_3);
+    _mm512_storeu_ps(o + os + 64, o1_0); _mm512_storeu_ps(o + os + 80, o1_1); _mm512_storeu_ps(o + os + 96, o1_2); _mm512_storeu_ps(o + os + 112, o1_3);
+    _mm512_storeu_ps(o + 2 * os + 64, o2_0); _mm512_storeu_ps(o + 2 * os + 80, o2_1); _mm512_storeu_ps(o + 2 * os + 96, o2_2); _mm512_storeu_ps(o + 2 * os + 112, o2_3);
+    _mm512_storeu_ps(o + 3 * os + 64, o3_0); _mm512_storeu_ps(o + 3 * os + 80, o3_1); _mm512_storeu_ps(o + 3 * os + 96, o3_2); _mm512_storeu_ps(o + 3 * os + 112, o3_3);
   }
 }
 
@@ -3539,8 +3573,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_int8__avx512(c
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
         int r0 = 0;
-        for (; r0 + 2 <= rows; r0 += 2)
-          attngen_pv_d128_2x128_t256_int8_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0);
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d128_4x64_t256_int8_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0);
       } else {
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
@@ -4686,8 +4720,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_int8__
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
         int r0 = 0;
-        for (; r0 + 2 <= rows; r0 += 2)
-          attngen_pv_d128_2x128_t256_int8_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0);
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d128_4x64_t256_int8_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0);
       } else {
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
@@ -6976,58 +7010,126 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_int8_
   }
 }
 
-/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
  * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 256 + r * 1].
- * Column blocks of 64 floats keep 16 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x64_t256_int8_pf__avx2(float *restrict pt, const float *restrict alpha,
+ * Column blocks of 32 floats keep 16 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x32_t256_int8_pf__avx2(float *restrict pt, const float *restrict alpha,
     int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, const int8_t *pf, ptrdiff_t pfs, int pfn)
 {
   /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
    * is exactly 1 (x * 1 = x, the same bits either way) */
-  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f;
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f;
   /* one scale per V row (the vectors are the bare integers): each coefficient times its row's scale, once for
    * every column block, in place (this call is the last to read these rows of P) */
   for (int j = 0; j < n; ++j) {
     const float sj = (vsc + j * vss)[0];
-    for (int r = 0; r < 2; ++r) pt[j * 256 + r] *= sj;
+    for (int r = 0; r < 4; ++r) pt[j * 256 + r] *= sj;
   }
   {
-    __m256 o0_0 = _mm256_loadu_ps(o), o0_1 = _mm256_loadu_ps(o + 8), o0_2 = _mm256_loadu_ps(o + 16), o0_3 = _mm256_loadu_ps(o + 24), o0_4 = _mm256_loadu_ps(o + 32), o0_5 = _mm256_loadu_ps(o + 40), o0_6 = _mm256_loadu_ps(o + 48), o0_7 = _mm256_loadu_ps(o + 56);
-    __m256 o1_0 = _mm256_loadu_ps(o + os), o1_1 = _mm256_loadu_ps(o + os + 8), o1_2 = _mm256_loadu_ps(o + os + 16), o1_3 = _mm256_loadu_ps(o + os + 24), o1_4 = _mm256_loadu_ps(o + os + 32), o1_5 = _mm256_loadu_ps(o + os + 40), o1_6 = _mm256_loadu_ps(o + os + 48), o1_7 = _mm256_loadu_ps(o + os + 56);
+    __m256 o0_0 = _mm256_loadu_ps(o), o0_1 = _mm256_loadu_ps(o + 8), o0_2 = _mm256_loadu_ps(o + 16), o0_3 = _mm256_loadu_ps(o + 24);
+    __m256 o1_0 = _mm256_loadu_ps(o + os), o1_1 = _mm256_loadu_ps(o + os + 8), o1_2 = _mm256_loadu_ps(o + os + 16), o1_3 = _mm256_loadu_ps(o + os + 24);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os), o2_1 = _mm256_loadu_ps(o + 2 * os + 8), o2_2 = _mm256_loadu_ps(o + 2 * os + 16), o2_3 = _mm256_loadu_ps(o + 2 * os + 24);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os), o3_1 = _mm256_loadu_ps(o + 3 * os + 8), o3_2 = _mm256_loadu_ps(o + 3 * os + 16), o3_3 = _mm256_loadu_ps(o + 3 * os + 24);
     if (rescale) {
-      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); o0_4 = _mm256_mul_ps(o0_4, a); o0_5 = _mm256_mul_ps(o0_5, a); o0_6 = _mm256_mul_ps(o0_6, a); o0_7 = _mm256_mul_ps(o0_7, a); }
-      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); o1_4 = _mm256_mul_ps(o1_4, a); o1_5 = _mm256_mul_ps(o1_5, a); o1_6 = _mm256_mul_ps(o1_6, a); o1_7 = _mm256_mul_ps(o1_7, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); o2_3 = _mm256_mul_ps(o2_3, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); o3_3 = _mm256_mul_ps(o3_3, a); }
     }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
       if (j < pfn)
         for (int c = 0; c < 128; c += 64 / (int)sizeof(*pf)) _mm_prefetch((const char *)(pf + j * pfs + c), _MM_HINT_T1);
-      __m256 v0 = attngen_i8_load_avx2(vj), v1 = attngen_i8_load_avx2(vj + 8), v2 = attngen_i8_load_avx2(vj + 16), v3 = attngen_i8_load_avx2(vj + 24), v4 = attngen_i8_load_avx2(vj + 32), v5 = attngen_i8_load_avx2(vj + 40), v6 = attngen_i8_load_avx2(vj + 48), v7 = attngen_i8_load_avx2(vj + 56); /* in registers: each is used by 2 rows */
-      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3); ATTNGEN_PIN_AVX2(v4); ATTNGEN_PIN_AVX2(v5); ATTNGEN_PIN_AVX2(v6); ATTNGEN_PIN_AVX2(v7);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); o0_4 = _mm256_fmadd_ps(p, v4, o0_4); o0_5 = _mm256_fmadd_ps(p, v5, o0_5); o0_6 = _mm256_fmadd_ps(p, v6, o0_6); o0_7 = _mm256_fmadd_ps(p, v7, o0_7); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); o1_4 = _mm256_fmadd_ps(p, v4, o1_4); o1_5 = _mm256_fmadd_ps(p, v5, o1_5); o1_6 = _mm256_fmadd_ps(p, v6, o1_6); o1_7 = _mm256_fmadd_ps(p, v7, o1_7); }
+      __m256 v0 = attngen_i8_load_avx2(vj), v1 = attngen_i8_load_avx2(vj + 8), v2 = attngen_i8_load_avx2(vj + 16), v3 = attngen_i8_load_avx2(vj + 24); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); o2_3 = _mm256_fmadd_ps(p, v3, o2_3); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); o3_3 = _mm256_fmadd_ps(p, v3, o3_3); }
     }
-    _mm256_storeu_ps(o, o0_0); _mm256_storeu_ps(o + 8, o0_1); _mm256_storeu_ps(o + 16, o0_2); _mm256_storeu_ps(o + 24, o0_3); _mm256_storeu_ps(o + 32, o0_4); _mm256_storeu_ps(o + 40, o0_5); _mm256_storeu_ps(o + 48, o0_6); _mm256_storeu_ps(o + 56, o0_7);
-    _mm256_storeu_ps(o + os, o1_0); _mm256_storeu_ps(o + os + 8, o1_1); _mm256_storeu_ps(o + os + 16, o1_2); _mm256_storeu_ps(o + os + 24, o1_3); _mm256_storeu_ps(o + os + 32, o1_4); _mm256_storeu_ps(o + os + 40, o1_5); _mm256_storeu_ps(o + os + 48, o1_6); _mm256_storeu_ps(o + os + 56, o1_7);
+    _mm256_storeu_ps(o, o0_0); _mm256_storeu_ps(o + 8, o0_1); _mm256_storeu_ps(o + 16, o0_2); _mm256_storeu_ps(o + 24, o0_3);
+    _mm256_storeu_ps(o + os, o1_0); _mm256_storeu_ps(o + os + 8, o1_1); _mm256_storeu_ps(o + os + 16, o1_2); _mm256_storeu_ps(o + os + 24, o1_3);
+    _mm256_storeu_ps(o + 2 * os, o2_0); _mm256_storeu_ps(o + 2 * os + 8, o2_1); _mm256_storeu_ps(o + 2 * os + 16, o2_2); _mm256_storeu_ps(o + 2 * os + 24, o2_3);
+    _mm256_storeu_ps(o + 3 * os, o3_0); _mm256_storeu_ps(o + 3 * os + 8, o3_1); _mm256_storeu_ps(o + 3 * os + 16, o3_2); _mm256_storeu_ps(o + 3 * os + 24, o3_3);
   }
   {
-    __m256 o0_0 = _mm256_loadu_ps(o + 64), o0_1 = _mm256_loadu_ps(o + 72), o0_2 = _mm256_loadu_ps(o + 80), o0_3 = _mm256_loadu_ps(o + 88), o0_4 = _mm256_loadu_ps(o + 96), o0_5 = _mm256_loadu_ps(o + 104), o0_6 = _mm256_loadu_ps(o + 112), o0_7 = _mm256_loadu_ps(o + 120);
-    __m256 o1_0 = _mm256_loadu_ps(o + os + 64), o1_1 = _mm256_loadu_ps(o + os + 72), o1_2 = _mm256_loadu_ps(o + os + 80), o1_3 = _mm256_loadu_ps(o + os + 88), o1_4 = _mm256_loadu_ps(o + os + 96), o1_5 = _mm256_loadu_ps(o + os + 104), o1_6 = _mm256_loadu_ps(o + os + 112), o1_7 = _mm256_loadu_ps(o + os + 120);
+    __m256 o0_0 = _mm256_loadu_ps(o + 32), o0_1 = _mm256_loadu_ps(o + 40), o0_2 = _mm256_loadu_ps(o + 48), o0_3 = _mm256_loadu_ps(o + 56);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 32), o1_1 = _mm256_loadu_ps(o + os + 40), o1_2 = _mm256_loadu_ps(o + os + 48), o1_3 = _mm256_loadu_ps(o + os + 56);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 32), o2_1 = _mm256_loadu_ps(o + 2 * os + 40), o2_2 = _mm256_loadu_ps(o + 2 * os + 48), o2_3 = _mm256_loadu_ps(o + 2 * os + 56);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 32), o3_1 = _mm256_loadu_ps(o + 3 * os + 40), o3_2 = _mm256_loadu_ps(o + 3 * os + 48), o3_3 = _mm256_loadu_ps(o + 3 * os + 56);
     if (rescale) {
-      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); o0_4 = _mm256_mul_ps(o0_4, a); o0_5 = _mm256_mul_ps(o0_5, a); o0_6 = _mm256_mul_ps(o0_6, a); o0_7 = _mm256_mul_ps(o0_7, a); }
-      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); o1_4 = _mm256_mul_ps(o1_4, a); o1_5 = _mm256_mul_ps(o1_5, a); o1_6 = _mm256_mul_ps(o1_6, a); o1_7 = _mm256_mul_ps(o1_7, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); o2_3 = _mm256_mul_ps(o2_3, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); o3_3 = _mm256_mul_ps(o3_3, a); }
     }
     for (int j = 0; j < n; ++j) {
       const int8_t *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
-      __m256 v0 = attngen_i8_load_avx2(vj + 64), v1 = attngen_i8_load_avx2(vj + 72), v2 = attngen_i8_load_avx2(vj + 80), v3 = attngen_i8_load_avx2(vj + 88), v4 = attngen_i8_load_avx2(vj + 96), v5 = attngen_i8_load_avx2(vj + 104), v6 = attngen_i8_load_avx2(vj + 112), v7 = attngen_i8_load_avx2(vj + 120); /* in registers: each is used by 2 rows */
-      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3); ATTNGEN_PIN_AVX2(v4); ATTNGEN_PIN_AVX2(v5); ATTNGEN_PIN_AVX2(v6); ATTNGEN_PIN_AVX2(v7);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); o0_4 = _mm256_fmadd_ps(p, v4, o0_4); o0_5 = _mm256_fmadd_ps(p, v5, o0_5); o0_6 = _mm256_fmadd_ps(p, v6, o0_6); o0_7 = _mm256_fmadd_ps(p, v7, o0_7); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); o1_4 = _mm256_fmadd_ps(p, v4, o1_4); o1_5 = _mm256_fmadd_ps(p, v5, o1_5); o1_6 = _mm256_fmadd_ps(p, v6, o1_6); o1_7 = _mm256_fmadd_ps(p, v7, o1_7); }
+      __m256 v0 = attngen_i8_load_avx2(vj + 32), v1 = attngen_i8_load_avx2(vj + 40), v2 = attngen_i8_load_avx2(vj + 48), v3 = attngen_i8_load_avx2(vj + 56); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); o2_3 = _mm256_fmadd_ps(p, v3, o2_3); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); o3_3 = _mm256_fmadd_ps(p, v3, o3_3); }
     }
-    _mm256_storeu_ps(o + 64, o0_0); _mm256_storeu_ps(o + 72, o0_1); _mm256_storeu_ps(o + 80, o0_2); _mm256_storeu_ps(o + 88, o0_3); _mm256_storeu_ps(o + 96, o0_4); _mm256_storeu_ps(o + 104, o0_5); _mm256_storeu_ps(o + 112, o0_6); _mm256_storeu_ps(o + 120, o0_7);
-    _mm256_storeu_ps(o + os + 64, o1_0); _mm256_storeu_ps(o + os + 72, o1_1); _mm256_storeu_ps(o + os + 80, o1_2); _mm256_storeu_ps(o + os + 88, o1_3); _mm256_storeu_ps(o + os + 96, o1_4); _mm256_storeu_ps(o + os + 104, o1_5); _mm256_storeu_ps(o + os + 112, o1_6); _mm256_storeu_ps(o + os + 120, o1_7);
+    _mm256_storeu_ps(o + 32, o0_0); _mm256_storeu_ps(o + 40, o0_1); _mm256_storeu_ps(o + 48, o0_2); _mm256_storeu_ps(o + 56, o0_3);
+    _mm256_storeu_ps(o + os + 32, o1_0); _mm256_storeu_ps(o + os + 40, o1_1); _mm256_storeu_ps(o + os + 48, o1_2); _mm256_storeu_ps(o + os + 56, o1_3);
+    _mm256_storeu_ps(o + 2 * os + 32, o2_0); _mm256_storeu_ps(o + 2 * os + 40, o2_1); _mm256_storeu_ps(o + 2 * os + 48, o2_2); _mm256_storeu_ps(o + 2 * os + 56, o2_3);
+    _mm256_storeu_ps(o + 3 * os + 32, o3_0); _mm256_storeu_ps(o + 3 * os + 40, o3_1); _mm256_storeu_ps(o + 3 * os + 48, o3_2); _mm256_storeu_ps(o + 3 * os + 56, o3_3);
+  }
+  {
+    __m256 o0_0 = _mm256_loadu_ps(o + 64), o0_1 = _mm256_loadu_ps(o + 72), o0_2 = _mm256_loadu_ps(o + 80), o0_3 = _mm256_loadu_ps(o + 88);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 64), o1_1 = _mm256_loadu_ps(o + os + 72), o1_2 = _mm256_loadu_ps(o + os + 80), o1_3 = _mm256_loadu_ps(o + os + 88);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 64), o2_1 = _mm256_loadu_ps(o + 2 * os + 72), o2_2 = _mm256_loadu_ps(o + 2 * os + 80), o2_3 = _mm256_loadu_ps(o + 2 * os + 88);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 64), o3_1 = _mm256_loadu_ps(o + 3 * os + 72), o3_2 = _mm256_loadu_ps(o + 3 * os + 80), o3_3 = _mm256_loadu_ps(o + 3 * os + 88);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); o2_3 = _mm256_mul_ps(o2_3, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); o3_3 = _mm256_mul_ps(o3_3, a); }
+    }
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      __m256 v0 = attngen_i8_load_avx2(vj + 64), v1 = attngen_i8_load_avx2(vj + 72), v2 = attngen_i8_load_avx2(vj + 80), v3 = attngen_i8_load_avx2(vj + 88); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); o2_3 = _mm256_fmadd_ps(p, v3, o2_3); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); o3_3 = _mm256_fmadd_ps(p, v3, o3_3); }
+    }
+    _mm256_storeu_ps(o + 64, o0_0); _mm256_storeu_ps(o + 72, o0_1); _mm256_storeu_ps(o + 80, o0_2); _mm256_storeu_ps(o + 88, o0_3);
+    _mm256_storeu_ps(o + os + 64, o1_0); _mm256_storeu_ps(o + os + 72, o1_1); _mm256_storeu_ps(o + os + 80, o1_2); _mm256_storeu_ps(o + os + 88, o1_3);
+    _mm256_storeu_ps(o + 2 * os + 64, o2_0); _mm256_storeu_ps(o + 2 * os + 72, o2_1); _mm256_storeu_ps(o + 2 * os + 80, o2_2); _mm256_storeu_ps(o + 2 * os + 88, o2_3);
+    _mm256_storeu_ps(o + 3 * os + 64, o3_0); _mm256_storeu_ps(o + 3 * os + 72, o3_1); _mm256_storeu_ps(o + 3 * os + 80, o3_2); _mm256_storeu_ps(o + 3 * os + 88, o3_3);
+  }
+  {
+    __m256 o0_0 = _mm256_loadu_ps(o + 96), o0_1 = _mm256_loadu_ps(o + 104), o0_2 = _mm256_loadu_ps(o + 112), o0_3 = _mm256_loadu_ps(o + 120);
+    __m256 o1_0 = _mm256_loadu_ps(o + os + 96), o1_1 = _mm256_loadu_ps(o + os + 104), o1_2 = _mm256_loadu_ps(o + os + 112), o1_3 = _mm256_loadu_ps(o + os + 120);
+    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 96), o2_1 = _mm256_loadu_ps(o + 2 * os + 104), o2_2 = _mm256_loadu_ps(o + 2 * os + 112), o2_3 = _mm256_loadu_ps(o + 2 * os + 120);
+    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 96), o3_1 = _mm256_loadu_ps(o + 3 * os + 104), o3_2 = _mm256_loadu_ps(o + 3 * os + 112), o3_3 = _mm256_loadu_ps(o + 3 * os + 120);
+    if (rescale) {
+      { const __m256 a = _mm256_broadcast_ss(alpha); o0_0 = _mm256_mul_ps(o0_0, a); o0_1 = _mm256_mul_ps(o0_1, a); o0_2 = _mm256_mul_ps(o0_2, a); o0_3 = _mm256_mul_ps(o0_3, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 1); o1_0 = _mm256_mul_ps(o1_0, a); o1_1 = _mm256_mul_ps(o1_1, a); o1_2 = _mm256_mul_ps(o1_2, a); o1_3 = _mm256_mul_ps(o1_3, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 2); o2_0 = _mm256_mul_ps(o2_0, a); o2_1 = _mm256_mul_ps(o2_1, a); o2_2 = _mm256_mul_ps(o2_2, a); o2_3 = _mm256_mul_ps(o2_3, a); }
+      { const __m256 a = _mm256_broadcast_ss(alpha + 3); o3_0 = _mm256_mul_ps(o3_0, a); o3_1 = _mm256_mul_ps(o3_1, a); o3_2 = _mm256_mul_ps(o3_2, a); o3_3 = _mm256_mul_ps(o3_3, a); }
+    }
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      __m256 v0 = attngen_i8_load_avx2(vj + 96), v1 = attngen_i8_load_avx2(vj + 104), v2 = attngen_i8_load_avx2(vj + 112), v3 = attngen_i8_load_avx2(vj + 120); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); o2_3 = _mm256_fmadd_ps(p, v3, o2_3); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); o3_3 = _mm256_fmadd_ps(p, v3, o3_3); }
+    }
+    _mm256_storeu_ps(o + 96, o0_0); _mm256_storeu_ps(o + 104, o0_1); _mm256_storeu_ps(o + 112, o0_2); _mm256_storeu_ps(o + 120, o0_3);
+    _mm256_storeu_ps(o + os + 96, o1_0); _mm256_storeu_ps(o + os + 104, o1_1); _mm256_storeu_ps(o + os + 112, o1_2); _mm256_storeu_ps(o + os + 120, o1_3);
+    _mm256_storeu_ps(o + 2 * os + 96, o2_0); _mm256_storeu_ps(o + 2 * os + 104, o2_1); _mm256_storeu_ps(o + 2 * os + 112, o2_2); _mm256_storeu_ps(o + 2 * os + 120, o2_3);
+    _mm256_storeu_ps(o + 3 * os + 96, o3_0); _mm256_storeu_ps(o + 3 * os + 104, o3_1); _mm256_storeu_ps(o + 3 * os + 112, o3_2); _mm256_storeu_ps(o + 3 * os + 120, o3_3);
   }
 }
 
@@ -8485,8 +8587,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_int8__avx2(const
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
         int r0 = 0;
-        for (; r0 + 2 <= rows; r0 += 2)
-          attngen_pv_d128_2x64_t256_int8_pf__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0);
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d128_4x32_t256_int8_pf__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0);
       } else {
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)
@@ -9607,8 +9709,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_int8__av
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
         int r0 = 0;
-        for (; r0 + 2 <= rows; r0 += 2)
-          attngen_pv_d128_2x64_t256_int8_pf__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0);
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d128_4x32_t256_int8_pf__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0);
       } else {
         int r0 = 0;
         for (; r0 + 4 <= rows; r0 += 4)

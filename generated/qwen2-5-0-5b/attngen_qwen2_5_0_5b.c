@@ -588,135 +588,159 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_panel_8x32_s192__a
   }
 }
 
-/* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 8 query rows and KB=2 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 112 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_4x4_t112_pf__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s, const float *pf, ptrdiff_t pfs, int pfn)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_8x2_t112_pf__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s, const float *pf, ptrdiff_t pfs, int pfn)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
-  const float *restrict k2 = krow[2];
-  const float *restrict k3 = krow[3];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 64;
     const float *restrict q2 = qp + 2 * 64;
     const float *restrict q3 = qp + 3 * 64;
-    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
-    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
-    __m512 acc2_0 = _mm512_setzero_ps(), acc2_1 = _mm512_setzero_ps(), acc2_2 = _mm512_setzero_ps(), acc2_3 = _mm512_setzero_ps();
-    __m512 acc3_0 = _mm512_setzero_ps(), acc3_1 = _mm512_setzero_ps(), acc3_2 = _mm512_setzero_ps(), acc3_3 = _mm512_setzero_ps();
+    const float *restrict q4 = qp + 4 * 64;
+    const float *restrict q5 = qp + 5 * 64;
+    const float *restrict q6 = qp + 6 * 64;
+    const float *restrict q7 = qp + 7 * 64;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps();
+    __m512 acc2_0 = _mm512_setzero_ps(), acc2_1 = _mm512_setzero_ps();
+    __m512 acc3_0 = _mm512_setzero_ps(), acc3_1 = _mm512_setzero_ps();
+    __m512 acc4_0 = _mm512_setzero_ps(), acc4_1 = _mm512_setzero_ps();
+    __m512 acc5_0 = _mm512_setzero_ps(), acc5_1 = _mm512_setzero_ps();
+    __m512 acc6_0 = _mm512_setzero_ps(), acc6_1 = _mm512_setzero_ps();
+    __m512 acc7_0 = _mm512_setzero_ps(), acc7_1 = _mm512_setzero_ps();
     if (pfn > 0) _mm_prefetch((const char *)(pf), _MM_HINT_T1);
     if (pfn > 0) _mm_prefetch((const char *)(pf + 16), _MM_HINT_T1);
+    { __m512 kv0 = _mm512_loadu_ps(k0); ATTNGEN_PIN_AVX512(kv0); __m512 kv1 = _mm512_loadu_ps(k1); ATTNGEN_PIN_AVX512(kv1);
+      { const __m512 qv = _mm512_loadu_ps(q0); acc0_0 = _mm512_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm512_fmadd_ps(qv, kv1, acc0_1); }
+      { const __m512 qv = _mm512_loadu_ps(q1); acc1_0 = _mm512_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm512_fmadd_ps(qv, kv1, acc1_1); }
+      { const __m512 qv = _mm512_loadu_ps(q2); acc2_0 = _mm512_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm512_fmadd_ps(qv, kv1, acc2_1); }
+      { const __m512 qv = _mm512_loadu_ps(q3); acc3_0 = _mm512_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm512_fmadd_ps(qv, kv1, acc3_1); }
+      { const __m512 qv = _mm512_loadu_ps(q4); acc4_0 = _mm512_fmadd_ps(qv, kv0, acc4_0); acc4_1 = _mm512_fmadd_ps(qv, kv1, acc4_1); }
+      { const __m512 qv = _mm512_loadu_ps(q5); acc5_0 = _mm512_fmadd_ps(qv, kv0, acc5_0); acc5_1 = _mm512_fmadd_ps(qv, kv1, acc5_1); }
+      { const __m512 qv = _mm512_loadu_ps(q6); acc6_0 = _mm512_fmadd_ps(qv, kv0, acc6_0); acc6_1 = _mm512_fmadd_ps(qv, kv1, acc6_1); }
+      { const __m512 qv = _mm512_loadu_ps(q7); acc7_0 = _mm512_fmadd_ps(qv, kv0, acc7_0); acc7_1 = _mm512_fmadd_ps(qv, kv1, acc7_1); } }
     if (pfn > 0) _mm_prefetch((const char *)(pf + 32), _MM_HINT_T1);
     if (pfn > 0) _mm_prefetch((const char *)(pf + 48), _MM_HINT_T1);
-    { const __m512 qv0 = _mm512_loadu_ps(q0); const __m512 qv1 = _mm512_loadu_ps(q1); const __m512 qv2 = _mm512_loadu_ps(q2); const __m512 qv3 = _mm512_loadu_ps(q3);
-      { __m512 kv = _mm512_loadu_ps(k0); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
-      { __m512 kv = _mm512_loadu_ps(k1); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
-      { __m512 kv = _mm512_loadu_ps(k2); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
-      { __m512 kv = _mm512_loadu_ps(k3); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
+    { __m512 kv0 = _mm512_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX512(kv0); __m512 kv1 = _mm512_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX512(kv1);
+      { const __m512 qv = _mm512_loadu_ps(q0 + 16); acc0_0 = _mm512_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm512_fmadd_ps(qv, kv1, acc0_1); }
+      { const __m512 qv = _mm512_loadu_ps(q1 + 16); acc1_0 = _mm512_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm512_fmadd_ps(qv, kv1, acc1_1); }
+      { const __m512 qv = _mm512_loadu_ps(q2 + 16); acc2_0 = _mm512_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm512_fmadd_ps(qv, kv1, acc2_1); }
+      { const __m512 qv = _mm512_loadu_ps(q3 + 16); acc3_0 = _mm512_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm512_fmadd_ps(qv, kv1, acc3_1); }
+      { const __m512 qv = _mm512_loadu_ps(q4 + 16); acc4_0 = _mm512_fmadd_ps(qv, kv0, acc4_0); acc4_1 = _mm512_fmadd_ps(qv, kv1, acc4_1); }
+      { const __m512 qv = _mm512_loadu_ps(q5 + 16); acc5_0 = _mm512_fmadd_ps(qv, kv0, acc5_0); acc5_1 = _mm512_fmadd_ps(qv, kv1, acc5_1); }
+      { const __m512 qv = _mm512_loadu_ps(q6 + 16); acc6_0 = _mm512_fmadd_ps(qv, kv0, acc6_0); acc6_1 = _mm512_fmadd_ps(qv, kv1, acc6_1); }
+      { const __m512 qv = _mm512_loadu_ps(q7 + 16); acc7_0 = _mm512_fmadd_ps(qv, kv0, acc7_0); acc7_1 = _mm512_fmadd_ps(qv, kv1, acc7_1); } }
     if (pfn > 1) _mm_prefetch((const char *)(pf + pfs), _MM_HINT_T1);
     if (pfn > 1) _mm_prefetch((const char *)(pf + pfs + 16), _MM_HINT_T1);
+    { __m512 kv0 = _mm512_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX512(kv0); __m512 kv1 = _mm512_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX512(kv1);
+      { const __m512 qv = _mm512_loadu_ps(q0 + 32); acc0_0 = _mm512_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm512_fmadd_ps(qv, kv1, acc0_1); }
+      { const __m512 qv = _mm512_loadu_ps(q1 + 32); acc1_0 = _mm512_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm512_fmadd_ps(qv, kv1, acc1_1); }
+      { const __m512 qv = _mm512_loadu_ps(q2 + 32); acc2_0 = _mm512_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm512_fmadd_ps(qv, kv1, acc2_1); }
+      { const __m512 qv = _mm512_loadu_ps(q3 + 32); acc3_0 = _mm512_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm512_fmadd_ps(qv, kv1, acc3_1); }
+      { const __m512 qv = _mm512_loadu_ps(q4 + 32); acc4_0 = _mm512_fmadd_ps(qv, kv0, acc4_0); acc4_1 = _mm512_fmadd_ps(qv, kv1, acc4_1); }
+      { const __m512 qv = _mm512_loadu_ps(q5 + 32); acc5_0 = _mm512_fmadd_ps(qv, kv0, acc5_0); acc5_1 = _mm512_fmadd_ps(qv, kv1, acc5_1); }
+      { const __m512 qv = _mm512_loadu_ps(q6 + 32); acc6_0 = _mm512_fmadd_ps(qv, kv0, acc6_0); acc6_1 = _mm512_fmadd_ps(qv, kv1, acc6_1); }
+      { const __m512 qv = _mm512_loadu_ps(q7 + 32); acc7_0 = _mm512_fmadd_ps(qv, kv0, acc7_0); acc7_1 = _mm512_fmadd_ps(qv, kv1, acc7_1); } }
     if (pfn > 1) _mm_prefetch((const char *)(pf + pfs + 32), _MM_HINT_T1);
     if (pfn > 1) _mm_prefetch((const char *)(pf + pfs + 48), _MM_HINT_T1);
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 16); const __m512 qv1 = _mm512_loadu_ps(q1 + 16); const __m512 qv2 = _mm512_loadu_ps(q2 + 16); const __m512 qv3 = _mm512_loadu_ps(q3 + 16);
-      { __m512 kv = _mm512_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 16); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 16); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
-    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs), _MM_HINT_T1);
-    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs + 16), _MM_HINT_T1);
-    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs + 32), _MM_HINT_T1);
-    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs + 48), _MM_HINT_T1);
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 32); const __m512 qv1 = _mm512_loadu_ps(q1 + 32); const __m512 qv2 = _mm512_loadu_ps(q2 + 32); const __m512 qv3 = _mm512_loadu_ps(q3 + 32);
-      { __m512 kv = _mm512_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 32); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 32); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
-    if (pfn > 3) _mm_prefetch((const char *)(pf + 3 * pfs), _MM_HINT_T1);
-    if (pfn > 3) _mm_prefetch((const char *)(pf + 3 * pfs + 16), _MM_HINT_T1);
-    if (pfn > 3) _mm_prefetch((const char *)(pf + 3 * pfs + 32), _MM_HINT_T1);
-    if (pfn > 3) _mm_prefetch((const char *)(pf + 3 * pfs + 48), _MM_HINT_T1);
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 48); const __m512 qv1 = _mm512_loadu_ps(q1 + 48); const __m512 qv2 = _mm512_loadu_ps(q2 + 48); const __m512 qv3 = _mm512_loadu_ps(q3 + 48);
-      { __m512 kv = _mm512_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 48); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); acc3_2 = _mm512_fmadd_ps(qv3, kv, acc3_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 48); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); acc3_3 = _mm512_fmadd_ps(qv3, kv, acc3_3); } }
-    { const __m512 r0 = attngen_fold4_avx512(attngen_fold2_avx512(acc0_0, acc0_1), attngen_fold2_avx512(acc0_2, acc0_3));
-      const __m512 r1 = attngen_fold4_avx512(attngen_fold2_avx512(acc1_0, acc1_1), attngen_fold2_avx512(acc1_2, acc1_3));
-      const __m512 r2 = attngen_fold4_avx512(attngen_fold2_avx512(acc2_0, acc2_1), attngen_fold2_avx512(acc2_2, acc2_3));
-      const __m512 r3 = attngen_fold4_avx512(attngen_fold2_avx512(acc3_0, acc3_1), attngen_fold2_avx512(acc3_2, acc3_3));
+    { __m512 kv0 = _mm512_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX512(kv0); __m512 kv1 = _mm512_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX512(kv1);
+      { const __m512 qv = _mm512_loadu_ps(q0 + 48); acc0_0 = _mm512_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm512_fmadd_ps(qv, kv1, acc0_1); }
+      { const __m512 qv = _mm512_loadu_ps(q1 + 48); acc1_0 = _mm512_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm512_fmadd_ps(qv, kv1, acc1_1); }
+      { const __m512 qv = _mm512_loadu_ps(q2 + 48); acc2_0 = _mm512_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm512_fmadd_ps(qv, kv1, acc2_1); }
+      { const __m512 qv = _mm512_loadu_ps(q3 + 48); acc3_0 = _mm512_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm512_fmadd_ps(qv, kv1, acc3_1); }
+      { const __m512 qv = _mm512_loadu_ps(q4 + 48); acc4_0 = _mm512_fmadd_ps(qv, kv0, acc4_0); acc4_1 = _mm512_fmadd_ps(qv, kv1, acc4_1); }
+      { const __m512 qv = _mm512_loadu_ps(q5 + 48); acc5_0 = _mm512_fmadd_ps(qv, kv0, acc5_0); acc5_1 = _mm512_fmadd_ps(qv, kv1, acc5_1); }
+      { const __m512 qv = _mm512_loadu_ps(q6 + 48); acc6_0 = _mm512_fmadd_ps(qv, kv0, acc6_0); acc6_1 = _mm512_fmadd_ps(qv, kv1, acc6_1); }
+      { const __m512 qv = _mm512_loadu_ps(q7 + 48); acc7_0 = _mm512_fmadd_ps(qv, kv0, acc7_0); acc7_1 = _mm512_fmadd_ps(qv, kv1, acc7_1); } }
+    { const __m512 r0 = attngen_fold4_avx512(attngen_fold2_avx512(acc0_0, acc4_0), attngen_fold2_avx512(acc0_1, acc4_1));
+      const __m512 r1 = attngen_fold4_avx512(attngen_fold2_avx512(acc1_0, acc5_0), attngen_fold2_avx512(acc1_1, acc5_1));
+      const __m512 r2 = attngen_fold4_avx512(attngen_fold2_avx512(acc2_0, acc6_0), attngen_fold2_avx512(acc2_1, acc6_1));
+      const __m512 r3 = attngen_fold4_avx512(attngen_fold2_avx512(acc3_0, acc7_0), attngen_fold2_avx512(acc3_1, acc7_1));
       const __m512 z = attngen_fold16_avx512(attngen_fold8_avx512(r0, r1), attngen_fold8_avx512(r2, r3)); /* lanes 4 k .. 4 k + 3: the sums stored to the k-th address below */
       _mm_storeu_ps(s + 0, _mm512_castps512_ps128(z));
-      _mm_storeu_ps(s + 112, _mm512_extractf32x4_ps(z, 1));
-      _mm_storeu_ps(s + 224, _mm512_extractf32x4_ps(z, 2));
-      _mm_storeu_ps(s + 336, _mm512_extractf32x4_ps(z, 3));
+      _mm_storeu_ps(s + 4, _mm512_extractf32x4_ps(z, 1));
+      _mm_storeu_ps(s + 112, _mm512_extractf32x4_ps(z, 2));
+      _mm_storeu_ps(s + 116, _mm512_extractf32x4_ps(z, 3));
     }
   }
 }
 
-/* S[r][j] = Q_r · K_j for 3 of a block of 4 query rows and KB=4 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 7 of a block of 8 query rows and KB=2 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 112 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_3of4x4_t112_pf__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s, const float *pf, ptrdiff_t pfs, int pfn)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_7of8x2_t112_pf__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s, const float *pf, ptrdiff_t pfs, int pfn)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
-  const float *restrict k2 = krow[2];
-  const float *restrict k3 = krow[3];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 64;
     const float *restrict q2 = qp + 2 * 64;
-    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
-    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
-    __m512 acc2_0 = _mm512_setzero_ps(), acc2_1 = _mm512_setzero_ps(), acc2_2 = _mm512_setzero_ps(), acc2_3 = _mm512_setzero_ps();
-    const __m512 acc3_0 = _mm512_setzero_ps(), acc3_1 = _mm512_setzero_ps(), acc3_2 = _mm512_setzero_ps(), acc3_3 = _mm512_setzero_ps(); /* rows past the live ones: S = 0 */
+    const float *restrict q3 = qp + 3 * 64;
+    const float *restrict q4 = qp + 4 * 64;
+    const float *restrict q5 = qp + 5 * 64;
+    const float *restrict q6 = qp + 6 * 64;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps();
+    __m512 acc2_0 = _mm512_setzero_ps(), acc2_1 = _mm512_setzero_ps();
+    __m512 acc3_0 = _mm512_setzero_ps(), acc3_1 = _mm512_setzero_ps();
+    __m512 acc4_0 = _mm512_setzero_ps(), acc4_1 = _mm512_setzero_ps();
+    __m512 acc5_0 = _mm512_setzero_ps(), acc5_1 = _mm512_setzero_ps();
+    __m512 acc6_0 = _mm512_setzero_ps(), acc6_1 = _mm512_setzero_ps();
+    const __m512 acc7_0 = _mm512_setzero_ps(), acc7_1 = _mm512_setzero_ps(); /* rows past the live ones: S = 0 */
     if (pfn > 0) _mm_prefetch((const char *)(pf), _MM_HINT_T1);
     if (pfn > 0) _mm_prefetch((const char *)(pf + 16), _MM_HINT_T1);
+    { __m512 kv0 = _mm512_loadu_ps(k0); ATTNGEN_PIN_AVX512(kv0); __m512 kv1 = _mm512_loadu_ps(k1); ATTNGEN_PIN_AVX512(kv1);
+      { const __m512 qv = _mm512_loadu_ps(q0); acc0_0 = _mm512_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm512_fmadd_ps(qv, kv1, acc0_1); }
+      { const __m512 qv = _mm512_loadu_ps(q1); acc1_0 = _mm512_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm512_fmadd_ps(qv, kv1, acc1_1); }
+      { const __m512 qv = _mm512_loadu_ps(q2); acc2_0 = _mm512_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm512_fmadd_ps(qv, kv1, acc2_1); }
+      { const __m512 qv = _mm512_loadu_ps(q3); acc3_0 = _mm512_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm512_fmadd_ps(qv, kv1, acc3_1); }
+      { const __m512 qv = _mm512_loadu_ps(q4); acc4_0 = _mm512_fmadd_ps(qv, kv0, acc4_0); acc4_1 = _mm512_fmadd_ps(qv, kv1, acc4_1); }
+      { const __m512 qv = _mm512_loadu_ps(q5); acc5_0 = _mm512_fmadd_ps(qv, kv0, acc5_0); acc5_1 = _mm512_fmadd_ps(qv, kv1, acc5_1); }
+      { const __m512 qv = _mm512_loadu_ps(q6); acc6_0 = _mm512_fmadd_ps(qv, kv0, acc6_0); acc6_1 = _mm512_fmadd_ps(qv, kv1, acc6_1); } }
     if (pfn > 0) _mm_prefetch((const char *)(pf + 32), _MM_HINT_T1);
     if (pfn > 0) _mm_prefetch((const char *)(pf + 48), _MM_HINT_T1);
-    { const __m512 qv0 = _mm512_loadu_ps(q0); const __m512 qv1 = _mm512_loadu_ps(q1); const __m512 qv2 = _mm512_loadu_ps(q2);
-      { __m512 kv = _mm512_loadu_ps(k0); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); }
-      { __m512 kv = _mm512_loadu_ps(k1); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); }
-      { __m512 kv = _mm512_loadu_ps(k2); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); }
-      { __m512 kv = _mm512_loadu_ps(k3); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); } }
+    { __m512 kv0 = _mm512_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX512(kv0); __m512 kv1 = _mm512_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX512(kv1);
+      { const __m512 qv = _mm512_loadu_ps(q0 + 16); acc0_0 = _mm512_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm512_fmadd_ps(qv, kv1, acc0_1); }
+      { const __m512 qv = _mm512_loadu_ps(q1 + 16); acc1_0 = _mm512_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm512_fmadd_ps(qv, kv1, acc1_1); }
+      { const __m512 qv = _mm512_loadu_ps(q2 + 16); acc2_0 = _mm512_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm512_fmadd_ps(qv, kv1, acc2_1); }
+      { const __m512 qv = _mm512_loadu_ps(q3 + 16); acc3_0 = _mm512_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm512_fmadd_ps(qv, kv1, acc3_1); }
+      { const __m512 qv = _mm512_loadu_ps(q4 + 16); acc4_0 = _mm512_fmadd_ps(qv, kv0, acc4_0); acc4_1 = _mm512_fmadd_ps(qv, kv1, acc4_1); }
+      { const __m512 qv = _mm512_loadu_ps(q5 + 16); acc5_0 = _mm512_fmadd_ps(qv, kv0, acc5_0); acc5_1 = _mm512_fmadd_ps(qv, kv1, acc5_1); }
+      { const __m512 qv = _mm512_loadu_ps(q6 + 16); acc6_0 = _mm512_fmadd_ps(qv, kv0, acc6_0); acc6_1 = _mm512_fmadd_ps(qv, kv1, acc6_1); } }
     if (pfn > 1) _mm_prefetch((const char *)(pf + pfs), _MM_HINT_T1);
     if (pfn > 1) _mm_prefetch((const char *)(pf + pfs + 16), _MM_HINT_T1);
+    { __m512 kv0 = _mm512_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX512(kv0); __m512 kv1 = _mm512_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX512(kv1);
+      { const __m512 qv = _mm512_loadu_ps(q0 + 32); acc0_0 = _mm512_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm512_fmadd_ps(qv, kv1, acc0_1); }
+      { const __m512 qv = _mm512_loadu_ps(q1 + 32); acc1_0 = _mm512_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm512_fmadd_ps(qv, kv1, acc1_1); }
+      { const __m512 qv = _mm512_loadu_ps(q2 + 32); acc2_0 = _mm512_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm512_fmadd_ps(qv, kv1, acc2_1); }
+      { const __m512 qv = _mm512_loadu_ps(q3 + 32); acc3_0 = _mm512_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm512_fmadd_ps(qv, kv1, acc3_1); }
+      { const __m512 qv = _mm512_loadu_ps(q4 + 32); acc4_0 = _mm512_fmadd_ps(qv, kv0, acc4_0); acc4_1 = _mm512_fmadd_ps(qv, kv1, acc4_1); }
+      { const __m512 qv = _mm512_loadu_ps(q5 + 32); acc5_0 = _mm512_fmadd_ps(qv, kv0, acc5_0); acc5_1 = _mm512_fmadd_ps(qv, kv1, acc5_1); }
+      { const __m512 qv = _mm512_loadu_ps(q6 + 32); acc6_0 = _mm512_fmadd_ps(qv, kv0, acc6_0); acc6_1 = _mm512_fmadd_ps(qv, kv1, acc6_1); } }
     if (pfn > 1) _mm_prefetch((const char *)(pf + pfs + 32), _MM_HINT_T1);
     if (pfn > 1) _mm_prefetch((const char *)(pf + pfs + 48), _MM_HINT_T1);
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 16); const __m512 qv1 = _mm512_loadu_ps(q1 + 16); const __m512 qv2 = _mm512_loadu_ps(q2 + 16);
-      { __m512 kv = _mm512_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 16); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 16); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); } }
-    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs), _MM_HINT_T1);
-    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs + 16), _MM_HINT_T1);
-    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs + 32), _MM_HINT_T1);
-    if (pfn > 2) _mm_prefetch((const char *)(pf + 2 * pfs + 48), _MM_HINT_T1);
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 32); const __m512 qv1 = _mm512_loadu_ps(q1 + 32); const __m512 qv2 = _mm512_loadu_ps(q2 + 32);
-      { __m512 kv = _mm512_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 32); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 32); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); } }
-    if (pfn > 3) _mm_prefetch((const char *)(pf + 3 * pfs), _MM_HINT_T1);
-    if (pfn > 3) _mm_prefetch((const char *)(pf + 3 * pfs + 16), _MM_HINT_T1);
-    if (pfn > 3) _mm_prefetch((const char *)(pf + 3 * pfs + 32), _MM_HINT_T1);
-    if (pfn > 3) _mm_prefetch((const char *)(pf + 3 * pfs + 48), _MM_HINT_T1);
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 48); const __m512 qv1 = _mm512_loadu_ps(q1 + 48); const __m512 qv2 = _mm512_loadu_ps(q2 + 48);
-      { __m512 kv = _mm512_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 48); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); acc2_2 = _mm512_fmadd_ps(qv2, kv, acc2_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 48); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); acc2_3 = _mm512_fmadd_ps(qv2, kv, acc2_3); } }
-    { const __m512 r0 = attngen_fold4_avx512(attngen_fold2_avx512(acc0_0, acc0_1), attngen_fold2_avx512(acc0_2, acc0_3));
-      const __m512 r1 = attngen_fold4_avx512(attngen_fold2_avx512(acc1_0, acc1_1), attngen_fold2_avx512(acc1_2, acc1_3));
-      const __m512 r2 = attngen_fold4_avx512(attngen_fold2_avx512(acc2_0, acc2_1), attngen_fold2_avx512(acc2_2, acc2_3));
-      const __m512 r3 = attngen_fold4_avx512(attngen_fold2_avx512(acc3_0, acc3_1), attngen_fold2_avx512(acc3_2, acc3_3));
+    { __m512 kv0 = _mm512_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX512(kv0); __m512 kv1 = _mm512_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX512(kv1);
+      { const __m512 qv = _mm512_loadu_ps(q0 + 48); acc0_0 = _mm512_fmadd_ps(qv, kv0, acc0_0); acc0_1 = _mm512_fmadd_ps(qv, kv1, acc0_1); }
+      { const __m512 qv = _mm512_loadu_ps(q1 + 48); acc1_0 = _mm512_fmadd_ps(qv, kv0, acc1_0); acc1_1 = _mm512_fmadd_ps(qv, kv1, acc1_1); }
+      { const __m512 qv = _mm512_loadu_ps(q2 + 48); acc2_0 = _mm512_fmadd_ps(qv, kv0, acc2_0); acc2_1 = _mm512_fmadd_ps(qv, kv1, acc2_1); }
+      { const __m512 qv = _mm512_loadu_ps(q3 + 48); acc3_0 = _mm512_fmadd_ps(qv, kv0, acc3_0); acc3_1 = _mm512_fmadd_ps(qv, kv1, acc3_1); }
+      { const __m512 qv = _mm512_loadu_ps(q4 + 48); acc4_0 = _mm512_fmadd_ps(qv, kv0, acc4_0); acc4_1 = _mm512_fmadd_ps(qv, kv1, acc4_1); }
+      { const __m512 qv = _mm512_loadu_ps(q5 + 48); acc5_0 = _mm512_fmadd_ps(qv, kv0, acc5_0); acc5_1 = _mm512_fmadd_ps(qv, kv1, acc5_1); }
+      { const __m512 qv = _mm512_loadu_ps(q6 + 48); acc6_0 = _mm512_fmadd_ps(qv, kv0, acc6_0); acc6_1 = _mm512_fmadd_ps(qv, kv1, acc6_1); } }
+    { const __m512 r0 = attngen_fold4_avx512(attngen_fold2_avx512(acc0_0, acc4_0), attngen_fold2_avx512(acc0_1, acc4_1));
+      const __m512 r1 = attngen_fold4_avx512(attngen_fold2_avx512(acc1_0, acc5_0), attngen_fold2_avx512(acc1_1, acc5_1));
+      const __m512 r2 = attngen_fold4_avx512(attngen_fold2_avx512(acc2_0, acc6_0), attngen_fold2_avx512(acc2_1, acc6_1));
+      const __m512 r3 = attngen_fold4_avx512(attngen_fold2_avx512(acc3_0, acc7_0), attngen_fold2_avx512(acc3_1, acc7_1));
       const __m512 z = attngen_fold16_avx512(attngen_fold8_avx512(r0, r1), attngen_fold8_avx512(r2, r3)); /* lanes 4 k .. 4 k + 3: the sums stored to the k-th address below */
       _mm_storeu_ps(s + 0, _mm512_castps512_ps128(z));
-      _mm_storeu_ps(s + 112, _mm512_extractf32x4_ps(z, 1));
-      _mm_storeu_ps(s + 224, _mm512_extractf32x4_ps(z, 2));
-      _mm_storeu_ps(s + 336, _mm512_extractf32x4_ps(z, 3));
+      _mm_storeu_ps(s + 4, _mm512_extractf32x4_ps(z, 1));
+      _mm_storeu_ps(s + 112, _mm512_extractf32x4_ps(z, 2));
+      _mm_storeu_ps(s + 116, _mm512_extractf32x4_ps(z, 3));
     }
   }
 }
@@ -1282,11 +1306,114 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pvt_d64_32x8_t112_pf_
   _mm512_storeu_ps(ot + 224, o7_0); _mm512_storeu_ps(ot + 240, o7_1);
 }
 
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 8 rows r and n keys j (alpha: the online-softmax
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 112 + r * 1].
+ * Column blocks of 32 floats keep 16 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d64_8x32_t112_pf__avx512(const float *restrict pt, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, const float *pf, ptrdiff_t pfs, int pfn)
+{
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f || alpha[4] != 1.0f || alpha[5] != 1.0f || alpha[6] != 1.0f || alpha[7] != 1.0f;
+  {
+    __m512 o0_0 = _mm512_loadu_ps(o), o0_1 = _mm512_loadu_ps(o + 16);
+    __m512 o1_0 = _mm512_loadu_ps(o + os), o1_1 = _mm512_loadu_ps(o + os + 16);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os), o2_1 = _mm512_loadu_ps(o + 2 * os + 16);
+    __m512 o3_0 = _mm512_loadu_ps(o + 3 * os), o3_1 = _mm512_loadu_ps(o + 3 * os + 16);
+    __m512 o4_0 = _mm512_loadu_ps(o + 4 * os), o4_1 = _mm512_loadu_ps(o + 4 * os + 16);
+    __m512 o5_0 = _mm512_loadu_ps(o + 5 * os), o5_1 = _mm512_loadu_ps(o + 5 * os + 16);
+    __m512 o6_0 = _mm512_loadu_ps(o + 6 * os), o6_1 = _mm512_loadu_ps(o + 6 * os + 16);
+    __m512 o7_0 = _mm512_loadu_ps(o + 7 * os), o7_1 = _mm512_loadu_ps(o + 7 * os + 16);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 3)); o3_0 = _mm512_mul_ps(o3_0, a); o3_1 = _mm512_mul_ps(o3_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 4)); o4_0 = _mm512_mul_ps(o4_0, a); o4_1 = _mm512_mul_ps(o4_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 5)); o5_0 = _mm512_mul_ps(o5_0, a); o5_1 = _mm512_mul_ps(o5_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 6)); o6_0 = _mm512_mul_ps(o6_0, a); o6_1 = _mm512_mul_ps(o6_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 7)); o7_0 = _mm512_mul_ps(o7_0, a); o7_1 = _mm512_mul_ps(o7_1, a); }
+    }
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 112;
+      if (j < pfn) {
+        _mm_prefetch((const char *)(pf + j * pfs + 0), _MM_HINT_T1);
+        _mm_prefetch((const char *)(pf + j * pfs + 16), _MM_HINT_T1);
+      }
+      __m512 v0 = _mm512_loadu_ps(vj), v1 = _mm512_loadu_ps(vj + 16); /* in registers: each is used by 8 rows */
+      ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 2)); o2_0 = _mm512_fmadd_ps(p, v0, o2_0); o2_1 = _mm512_fmadd_ps(p, v1, o2_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 3)); o3_0 = _mm512_fmadd_ps(p, v0, o3_0); o3_1 = _mm512_fmadd_ps(p, v1, o3_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 4)); o4_0 = _mm512_fmadd_ps(p, v0, o4_0); o4_1 = _mm512_fmadd_ps(p, v1, o4_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 5)); o5_0 = _mm512_fmadd_ps(p, v0, o5_0); o5_1 = _mm512_fmadd_ps(p, v1, o5_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 6)); o6_0 = _mm512_fmadd_ps(p, v0, o6_0); o6_1 = _mm512_fmadd_ps(p, v1, o6_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 7)); o7_0 = _mm512_fmadd_ps(p, v0, o7_0); o7_1 = _mm512_fmadd_ps(p, v1, o7_1); }
+    }
+    _mm512_storeu_ps(o, o0_0); _mm512_storeu_ps(o + 16, o0_1);
+    _mm512_storeu_ps(o + os, o1_0); _mm512_storeu_ps(o + os + 16, o1_1);
+    _mm512_storeu_ps(o + 2 * os, o2_0); _mm512_storeu_ps(o + 2 * os + 16, o2_1);
+    _mm512_storeu_ps(o + 3 * os, o3_0); _mm512_storeu_ps(o + 3 * os + 16, o3_1);
+    _mm512_storeu_ps(o + 4 * os, o4_0); _mm512_storeu_ps(o + 4 * os + 16, o4_1);
+    _mm512_storeu_ps(o + 5 * os, o5_0); _mm512_storeu_ps(o + 5 * os + 16, o5_1);
+    _mm512_storeu_ps(o + 6 * os, o6_0); _mm512_storeu_ps(o + 6 * os + 16, o6_1);
+    _mm512_storeu_ps(o + 7 * os, o7_0); _mm512_storeu_ps(o + 7 * os + 16, o7_1);
+  }
+  {
+    __m512 o0_0 = _mm512_loadu_ps(o + 32), o0_1 = _mm512_loadu_ps(o + 48);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + 32), o1_1 = _mm512_loadu_ps(o + os + 48);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os + 32), o2_1 = _mm512_loadu_ps(o + 2 * os + 48);
+    __m512 o3_0 = _mm512_loadu_ps(o + 3 * os + 32), o3_1 = _mm512_loadu_ps(o + 3 * os + 48);
+    __m512 o4_0 = _mm512_loadu_ps(o + 4 * os + 32), o4_1 = _mm512_loadu_ps(o + 4 * os + 48);
+    __m512 o5_0 = _mm512_loadu_ps(o + 5 * os + 32), o5_1 = _mm512_loadu_ps(o + 5 * os + 48);
+    __m512 o6_0 = _mm512_loadu_ps(o + 6 * os + 32), o6_1 = _mm512_loadu_ps(o + 6 * os + 48);
+    __m512 o7_0 = _mm512_loadu_ps(o + 7 * os + 32), o7_1 = _mm512_loadu_ps(o + 7 * os + 48);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 3)); o3_0 = _mm512_mul_ps(o3_0, a); o3_1 = _mm512_mul_ps(o3_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 4)); o4_0 = _mm512_mul_ps(o4_0, a); o4_1 = _mm512_mul_ps(o4_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 5)); o5_0 = _mm512_mul_ps(o5_0, a); o5_1 = _mm512_mul_ps(o5_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 6)); o6_0 = _mm512_mul_ps(o6_0, a); o6_1 = _mm512_mul_ps(o6_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 7)); o7_0 = _mm512_mul_ps(o7_0, a); o7_1 = _mm512_mul_ps(o7_1, a); }
+    }
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 112;
+      if (j < pfn) {
+        _mm_prefetch((const char *)(pf + j * pfs + 32), _MM_HINT_T1);
+        _mm_prefetch((const char *)(pf + j * pfs + 48), _MM_HINT_T1);
+      }
+      __m512 v0 = _mm512_loadu_ps(vj + 32), v1 = _mm512_loadu_ps(vj + 48); /* in registers: each is used by 8 rows */
+      ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 2)); o2_0 = _mm512_fmadd_ps(p, v0, o2_0); o2_1 = _mm512_fmadd_ps(p, v1, o2_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 3)); o3_0 = _mm512_fmadd_ps(p, v0, o3_0); o3_1 = _mm512_fmadd_ps(p, v1, o3_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 4)); o4_0 = _mm512_fmadd_ps(p, v0, o4_0); o4_1 = _mm512_fmadd_ps(p, v1, o4_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 5)); o5_0 = _mm512_fmadd_ps(p, v0, o5_0); o5_1 = _mm512_fmadd_ps(p, v1, o5_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 6)); o6_0 = _mm512_fmadd_ps(p, v0, o6_0); o6_1 = _mm512_fmadd_ps(p, v1, o6_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 7)); o7_0 = _mm512_fmadd_ps(p, v0, o7_0); o7_1 = _mm512_fmadd_ps(p, v1, o7_1); }
+    }
+    _mm512_storeu_ps(o + 32, o0_0); _mm512_storeu_ps(o + 48, o0_1);
+    _mm512_storeu_ps(o + os + 32, o1_0); _mm512_storeu_ps(o + os + 48, o1_1);
+    _mm512_storeu_ps(o + 2 * os + 32, o2_0); _mm512_storeu_ps(o + 2 * os + 48, o2_1);
+    _mm512_storeu_ps(o + 3 * os + 32, o3_0); _mm512_storeu_ps(o + 3 * os + 48, o3_1);
+    _mm512_storeu_ps(o + 4 * os + 32, o4_0); _mm512_storeu_ps(o + 4 * os + 48, o4_1);
+    _mm512_storeu_ps(o + 5 * os + 32, o5_0); _mm512_storeu_ps(o + 5 * os + 48, o5_1);
+    _mm512_storeu_ps(o + 6 * os + 32, o6_0); _mm512_storeu_ps(o + 6 * os + 48, o6_1);
+    _mm512_storeu_ps(o + 7 * os + 32, o7_0); _mm512_storeu_ps(o + 7 * os + 48, o7_1);
+  }
+}
+
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
  * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 112 + r * 1].
  * Column blocks of 64 floats keep 16 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d64_4x64_t112_pf__avx512(const float *restrict pt, const float *restrict alpha,
-    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, const float *pf, ptrdiff_t pfs, int pfn)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d64_4x64_t112__avx512(const float *restrict pt, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
    * is exactly 1 (x * 1 = x, the same bits either way) */
@@ -1305,12 +1432,6 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d64_4x64_t112_pf__
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 112;
-      if (j < pfn) {
-        _mm_prefetch((const char *)(pf + j * pfs + 0), _MM_HINT_T1);
-        _mm_prefetch((const char *)(pf + j * pfs + 16), _MM_HINT_T1);
-        _mm_prefetch((const char *)(pf + j * pfs + 32), _MM_HINT_T1);
-        _mm_prefetch((const char *)(pf + j * pfs + 48), _MM_HINT_T1);
-      }
       __m512 v0 = _mm512_loadu_ps(vj), v1 = _mm512_loadu_ps(vj + 16), v2 = _mm512_loadu_ps(vj + 32), v3 = _mm512_loadu_ps(vj + 48); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2); ATTNGEN_PIN_AVX512(v3);
       { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); }
@@ -1328,8 +1449,8 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d64_4x64_t112_pf__
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 3 (of a block of 4) rows r and n keys j (alpha: the online-softmax
  * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 112 + r * 1].
  * Column blocks of 64 floats keep 12 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d64_3of4x64_t112_pf__avx512(const float *restrict pt, const float *restrict alpha,
-    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, const float *pf, ptrdiff_t pfs, int pfn)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d64_3of4x64_t112__avx512(const float *restrict pt, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
    * is exactly 1 (x * 1 = x, the same bits either way) */
@@ -1346,12 +1467,6 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d64_3of4x64_t112_p
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 112;
-      if (j < pfn) {
-        _mm_prefetch((const char *)(pf + j * pfs + 0), _MM_HINT_T1);
-        _mm_prefetch((const char *)(pf + j * pfs + 16), _MM_HINT_T1);
-        _mm_prefetch((const char *)(pf + j * pfs + 32), _MM_HINT_T1);
-        _mm_prefetch((const char *)(pf + j * pfs + 48), _MM_HINT_T1);
-      }
       __m512 v0 = _mm512_loadu_ps(vj), v1 = _mm512_loadu_ps(vj + 16), v2 = _mm512_loadu_ps(vj + 32), v3 = _mm512_loadu_ps(vj + 48); /* in registers: each is used by 3 rows */
       ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2); ATTNGEN_PIN_AVX512(v3);
       { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); }
@@ -1361,6 +1476,101 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d64_3of4x64_t112_p
     _mm512_storeu_ps(o, o0_0); _mm512_storeu_ps(o + 16, o0_1); _mm512_storeu_ps(o + 32, o0_2); _mm512_storeu_ps(o + 48, o0_3);
     _mm512_storeu_ps(o + os, o1_0); _mm512_storeu_ps(o + os + 16, o1_1); _mm512_storeu_ps(o + os + 32, o1_2); _mm512_storeu_ps(o + os + 48, o1_3);
     _mm512_storeu_ps(o + 2 * os, o2_0); _mm512_storeu_ps(o + 2 * os + 16, o2_1); _mm512_storeu_ps(o + 2 * os + 32, o2_2); _mm512_storeu_ps(o + 2 * os + 48, o2_3);
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 7 (of a block of 8) rows r and n keys j (alpha: the online-softmax
+ * rescale, applied to the accumulators as they load). P[r][j] is at pt[j * 112 + r * 1].
+ * Column blocks of 32 floats keep 14 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d64_7of8x32_t112_pf__avx512(const float *restrict pt, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, const float *pf, ptrdiff_t pfs, int pfn)
+{
+  /* O is rescaled only when a row's max moved: most tiles of a long sequence leave every max, so their alpha
+   * is exactly 1 (x * 1 = x, the same bits either way) */
+  const int rescale = alpha[0] != 1.0f || alpha[1] != 1.0f || alpha[2] != 1.0f || alpha[3] != 1.0f || alpha[4] != 1.0f || alpha[5] != 1.0f || alpha[6] != 1.0f;
+  {
+    __m512 o0_0 = _mm512_loadu_ps(o), o0_1 = _mm512_loadu_ps(o + 16);
+    __m512 o1_0 = _mm512_loadu_ps(o + os), o1_1 = _mm512_loadu_ps(o + os + 16);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os), o2_1 = _mm512_loadu_ps(o + 2 * os + 16);
+    __m512 o3_0 = _mm512_loadu_ps(o + 3 * os), o3_1 = _mm512_loadu_ps(o + 3 * os + 16);
+    __m512 o4_0 = _mm512_loadu_ps(o + 4 * os), o4_1 = _mm512_loadu_ps(o + 4 * os + 16);
+    __m512 o5_0 = _mm512_loadu_ps(o + 5 * os), o5_1 = _mm512_loadu_ps(o + 5 * os + 16);
+    __m512 o6_0 = _mm512_loadu_ps(o + 6 * os), o6_1 = _mm512_loadu_ps(o + 6 * os + 16);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 3)); o3_0 = _mm512_mul_ps(o3_0, a); o3_1 = _mm512_mul_ps(o3_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 4)); o4_0 = _mm512_mul_ps(o4_0, a); o4_1 = _mm512_mul_ps(o4_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 5)); o5_0 = _mm512_mul_ps(o5_0, a); o5_1 = _mm512_mul_ps(o5_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 6)); o6_0 = _mm512_mul_ps(o6_0, a); o6_1 = _mm512_mul_ps(o6_1, a); }
+    }
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 112;
+      if (j < pfn) {
+        _mm_prefetch((const char *)(pf + j * pfs + 0), _MM_HINT_T1);
+        _mm_prefetch((const char *)(pf + j * pfs + 16), _MM_HINT_T1);
+      }
+      __m512 v0 = _mm512_loadu_ps(vj), v1 = _mm512_loadu_ps(vj + 16); /* in registers: each is used by 7 rows */
+      ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 2)); o2_0 = _mm512_fmadd_ps(p, v0, o2_0); o2_1 = _mm512_fmadd_ps(p, v1, o2_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 3)); o3_0 = _mm512_fmadd_ps(p, v0, o3_0); o3_1 = _mm512_fmadd_ps(p, v1, o3_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 4)); o4_0 = _mm512_fmadd_ps(p, v0, o4_0); o4_1 = _mm512_fmadd_ps(p, v1, o4_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 5)); o5_0 = _mm512_fmadd_ps(p, v0, o5_0); o5_1 = _mm512_fmadd_ps(p, v1, o5_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 6)); o6_0 = _mm512_fmadd_ps(p, v0, o6_0); o6_1 = _mm512_fmadd_ps(p, v1, o6_1); }
+    }
+    _mm512_storeu_ps(o, o0_0); _mm512_storeu_ps(o + 16, o0_1);
+    _mm512_storeu_ps(o + os, o1_0); _mm512_storeu_ps(o + os + 16, o1_1);
+    _mm512_storeu_ps(o + 2 * os, o2_0); _mm512_storeu_ps(o + 2 * os + 16, o2_1);
+    _mm512_storeu_ps(o + 3 * os, o3_0); _mm512_storeu_ps(o + 3 * os + 16, o3_1);
+    _mm512_storeu_ps(o + 4 * os, o4_0); _mm512_storeu_ps(o + 4 * os + 16, o4_1);
+    _mm512_storeu_ps(o + 5 * os, o5_0); _mm512_storeu_ps(o + 5 * os + 16, o5_1);
+    _mm512_storeu_ps(o + 6 * os, o6_0); _mm512_storeu_ps(o + 6 * os + 16, o6_1);
+  }
+  {
+    __m512 o0_0 = _mm512_loadu_ps(o + 32), o0_1 = _mm512_loadu_ps(o + 48);
+    __m512 o1_0 = _mm512_loadu_ps(o + os + 32), o1_1 = _mm512_loadu_ps(o + os + 48);
+    __m512 o2_0 = _mm512_loadu_ps(o + 2 * os + 32), o2_1 = _mm512_loadu_ps(o + 2 * os + 48);
+    __m512 o3_0 = _mm512_loadu_ps(o + 3 * os + 32), o3_1 = _mm512_loadu_ps(o + 3 * os + 48);
+    __m512 o4_0 = _mm512_loadu_ps(o + 4 * os + 32), o4_1 = _mm512_loadu_ps(o + 4 * os + 48);
+    __m512 o5_0 = _mm512_loadu_ps(o + 5 * os + 32), o5_1 = _mm512_loadu_ps(o + 5 * os + 48);
+    __m512 o6_0 = _mm512_loadu_ps(o + 6 * os + 32), o6_1 = _mm512_loadu_ps(o + 6 * os + 48);
+    if (rescale) {
+      { const __m512 a = _mm512_set1_ps(*(alpha)); o0_0 = _mm512_mul_ps(o0_0, a); o0_1 = _mm512_mul_ps(o0_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 1)); o1_0 = _mm512_mul_ps(o1_0, a); o1_1 = _mm512_mul_ps(o1_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 2)); o2_0 = _mm512_mul_ps(o2_0, a); o2_1 = _mm512_mul_ps(o2_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 3)); o3_0 = _mm512_mul_ps(o3_0, a); o3_1 = _mm512_mul_ps(o3_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 4)); o4_0 = _mm512_mul_ps(o4_0, a); o4_1 = _mm512_mul_ps(o4_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 5)); o5_0 = _mm512_mul_ps(o5_0, a); o5_1 = _mm512_mul_ps(o5_1, a); }
+      { const __m512 a = _mm512_set1_ps(*(alpha + 6)); o6_0 = _mm512_mul_ps(o6_0, a); o6_1 = _mm512_mul_ps(o6_1, a); }
+    }
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 112;
+      if (j < pfn) {
+        _mm_prefetch((const char *)(pf + j * pfs + 32), _MM_HINT_T1);
+        _mm_prefetch((const char *)(pf + j * pfs + 48), _MM_HINT_T1);
+      }
+      __m512 v0 = _mm512_loadu_ps(vj + 32), v1 = _mm512_loadu_ps(vj + 48); /* in registers: each is used by 7 rows */
+      ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 2)); o2_0 = _mm512_fmadd_ps(p, v0, o2_0); o2_1 = _mm512_fmadd_ps(p, v1, o2_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 3)); o3_0 = _mm512_fmadd_ps(p, v0, o3_0); o3_1 = _mm512_fmadd_ps(p, v1, o3_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 4)); o4_0 = _mm512_fmadd_ps(p, v0, o4_0); o4_1 = _mm512_fmadd_ps(p, v1, o4_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 5)); o5_0 = _mm512_fmadd_ps(p, v0, o5_0); o5_1 = _mm512_fmadd_ps(p, v1, o5_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 6)); o6_0 = _mm512_fmadd_ps(p, v0, o6_0); o6_1 = _mm512_fmadd_ps(p, v1, o6_1); }
+    }
+    _mm512_storeu_ps(o + 32, o0_0); _mm512_storeu_ps(o + 48, o0_1);
+    _mm512_storeu_ps(o + os + 32, o1_0); _mm512_storeu_ps(o + os + 48, o1_1);
+    _mm512_storeu_ps(o + 2 * os + 32, o2_0); _mm512_storeu_ps(o + 2 * os + 48, o2_1);
+    _mm512_storeu_ps(o + 3 * os + 32, o3_0); _mm512_storeu_ps(o + 3 * os + 48, o3_1);
+    _mm512_storeu_ps(o + 4 * os + 32, o4_0); _mm512_storeu_ps(o + 4 * os + 48, o4_1);
+    _mm512_storeu_ps(o + 5 * os + 32, o5_0); _mm512_storeu_ps(o + 5 * os + 48, o5_1);
+    _mm512_storeu_ps(o + 6 * os + 32, o6_0); _mm512_storeu_ps(o + 6 * os + 48, o6_1);
   }
 }
 
@@ -1735,12 +1945,12 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_padding_prefill__avx51
   }
 }
 
-/* attn_h14_kv2_d64_causal_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, softmax down the columns of Sᵀ, P·V 4x64, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+/* attn_h14_kv2_d64_causal_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 8x2 dot products, softmax down the columns of Sᵀ, P·V 8x32, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const int rows = 7 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 8); /* rows computed (zero-padded) */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
@@ -1829,7 +2039,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_decode__avx512(const a
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 2);
+    const int rows_tm = (int)attngen_round_up((size_t)rows, 8), rows_rw = (int)attngen_round_up((size_t)rows, 2);
     const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
     for (int j = 0; j < 128; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
@@ -1861,7 +2071,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_decode__avx512(const a
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 4, block after
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 2, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
@@ -1924,15 +2134,15 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_decode__avx512(const a
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 4) {
-        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
-        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
+      for (int j0 = 0; j0 < n; j0 += 2) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
+          const float *krow[2] = { kh + koff0, kh + koff1 };
           const float *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -1940,7 +2150,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_decode__avx512(const a
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int x = tk + j0;
-            pfn = kend - x < 4 ? kend - x : 4; /* rows past the sequence's end: none */
+            pfn = kend - x < 2 ? kend - x : 2; /* rows past the sequence's end: none */
             if (pfn > 0) {
               pf = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs + (ptrdiff_t)j0 * vs
                       : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks + (ptrdiff_t)j0 * ks;
@@ -1948,12 +2158,12 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_decode__avx512(const a
             }
           }
           int r0 = 0;
-          for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d64_4x4_t112_pf__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0);
+          for (; r0 + 8 <= rows; r0 += 8)
+            attngen_qkdot_d64_8x2_t112_pf__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0);
           switch (rows - r0) { /* the last rows: an edge block computes only those */
           case 0: break;
-          case 3: attngen_qkdot_d64_3of4x4_t112_pf__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0); break;
-          default: attngen_qkdot_d64_4x4_t112_pf__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0); break; /* zero-padded rows */
+          case 7: attngen_qkdot_d64_7of8x2_t112_pf__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0); break;
+          default: attngen_qkdot_d64_8x2_t112_pf__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0); break; /* zero-padded rows */
           }
         }
       }
@@ -2030,7 +2240,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_decode__avx512(const a
       const float *pf = NULL;
       int pfn = 0;
       ptrdiff_t pfs = 0;
-      {
+      if (!contig) {
         const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
         const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         pfn = kend - tk < nk ? kend - tk : nk; /* rows past the sequence's end: none */
@@ -2041,13 +2251,24 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_decode__avx512(const a
         }
       }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
-      int r0 = 0;
-      for (; r0 + 4 <= rows; r0 += 4)
-        attngen_pv_d64_4x64_t112_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0);
-      switch (rows - r0) { /* the last rows: an edge block computes only those */
-      case 0: break;
-      case 3: attngen_pv_d64_3of4x64_t112_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0); break;
-      default: attngen_pv_d64_4x64_t112_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0); break; /* zero-padded rows */
+      if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d64_4x64_t112__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+        switch (rows - r0) { /* the last rows: an edge block computes only those */
+        case 0: break;
+        case 3: attngen_pv_d64_3of4x64_t112__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+        default: attngen_pv_d64_4x64_t112__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break; /* zero-padded rows */
+        }
+      } else {
+        int r0 = 0;
+        for (; r0 + 8 <= rows; r0 += 8)
+          attngen_pv_d64_8x32_t112_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0);
+        switch (rows - r0) { /* the last rows: an edge block computes only those */
+        case 0: break;
+        case 7: attngen_pv_d64_7of8x32_t112_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0); break;
+        default: attngen_pv_d64_8x32_t112_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0); break; /* zero-padded rows */
+        }
       }
     }
   }
@@ -2093,12 +2314,12 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_decode__avx512(const a
   }
 }
 
-/* attn_h14_kv2_d64_causal_padding_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, softmax down the columns of Sᵀ, P·V 4x64, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+/* attn_h14_kv2_d64_causal_padding_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 8x2 dot products, softmax down the columns of Sᵀ, P·V 8x32, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_padding_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const int rows = 7 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 8); /* rows computed (zero-padded) */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
@@ -2187,7 +2408,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_padding_decode__avx512
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_tm = (int)attngen_round_up((size_t)rows, 4), rows_rw = (int)attngen_round_up((size_t)rows, 2);
+    const int rows_tm = (int)attngen_round_up((size_t)rows, 8), rows_rw = (int)attngen_round_up((size_t)rows, 2);
     const int rows_dot = rows_tm < rows_rw ? rows_tm : rows_rw;
     for (int j = 0; j < 128; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
@@ -2220,7 +2441,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_padding_decode__avx512
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 4, block after
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 2, block after
      * block, each block's token rows head after head. */
     const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (lanes) { /* each kv head's rows in the lanes, a Qᵀ panel at a time; keys in blocks, head after head */
@@ -2283,15 +2504,15 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_padding_decode__avx512
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 4) {
-        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1), x2 = (j0 + 2 < n ? j0 + 2 : n - 1), x3 = (j0 + 3 < n ? j0 + 3 : n - 1); /* the block's keys (a short block repeats its last) */
-        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks, koff2 = (ptrdiff_t)x2 * ks, koff3 = (ptrdiff_t)x3 * ks;
+      for (int j0 = 0; j0 < n; j0 += 2) {
+        const int x0 = (j0 + 0 < n ? j0 + 0 : n - 1), x1 = (j0 + 1 < n ? j0 + 1 : n - 1); /* the block's keys (a short block repeats its last) */
+        const ptrdiff_t koff0 = (ptrdiff_t)x0 * ks, koff1 = (ptrdiff_t)x1 * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[4] = { kh + koff0, kh + koff1, kh + koff2, kh + koff3 };
+          const float *krow[2] = { kh + koff0, kh + koff1 };
           const float *pf = NULL;
           int pfn = 0;
           ptrdiff_t pfs = 0;
@@ -2299,7 +2520,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_padding_decode__avx512
             const int s = hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
             const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
             const int x = tk + j0;
-            pfn = kend - x < 4 ? kend - x : 4; /* rows past the sequence's end: none */
+            pfn = kend - x < 2 ? kend - x : 2; /* rows past the sequence's end: none */
             if (pfn > 0) {
               pf = hv ? a->v + b * a->v_stride.batch + h * a->v_stride.head + (ptrdiff_t)tk * vs + (ptrdiff_t)j0 * vs
                       : a->k + b * a->k_stride.batch + h * a->k_stride.head + (ptrdiff_t)tk * ks + (ptrdiff_t)j0 * ks;
@@ -2307,12 +2528,12 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_padding_decode__avx512
             }
           }
           int r0 = 0;
-          for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d64_4x4_t112_pf__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0);
+          for (; r0 + 8 <= rows; r0 += 8)
+            attngen_qkdot_d64_8x2_t112_pf__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0);
           switch (rows - r0) { /* the last rows: an edge block computes only those */
           case 0: break;
-          case 3: attngen_qkdot_d64_3of4x4_t112_pf__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0); break;
-          default: attngen_qkdot_d64_4x4_t112_pf__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0); break; /* zero-padded rows */
+          case 7: attngen_qkdot_d64_7of8x2_t112_pf__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0); break;
+          default: attngen_qkdot_d64_8x2_t112_pf__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0, pf, pfs, r0 == 0 ? pfn : 0); break; /* zero-padded rows */
           }
         }
       }
@@ -2389,7 +2610,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_padding_decode__avx512
       const float *pf = NULL;
       int pfn = 0;
       ptrdiff_t pfs = 0;
-      {
+      if (!contig) {
         const int s = nh + hh + ahead_steps, wrap = s >= 2 * nh, hs = s - wrap * 2 * nh, tk = kt + (ahead_tiles + wrap) * nk;
         const int hv = hs >= nh, h = it->kvh0 + hs - hv * nh;
         pfn = kend - tk < nk ? kend - tk : nk; /* rows past the sequence's end: none */
@@ -2400,13 +2621,24 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_padding_decode__avx512
         }
       }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
-      int r0 = 0;
-      for (; r0 + 4 <= rows; r0 += 4)
-        attngen_pv_d64_4x64_t112_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0);
-      switch (rows - r0) { /* the last rows: an edge block computes only those */
-      case 0: break;
-      case 3: attngen_pv_d64_3of4x64_t112_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0); break;
-      default: attngen_pv_d64_4x64_t112_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0); break; /* zero-padded rows */
+      if (contig) { /* each V row whole, in address order: the head's rows stay one sequential stream */
+        int r0 = 0;
+        for (; r0 + 4 <= rows; r0 += 4)
+          attngen_pv_d64_4x64_t112__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+        switch (rows - r0) { /* the last rows: an edge block computes only those */
+        case 0: break;
+        case 3: attngen_pv_d64_3of4x64_t112__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+        default: attngen_pv_d64_4x64_t112__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break; /* zero-padded rows */
+        }
+      } else {
+        int r0 = 0;
+        for (; r0 + 8 <= rows; r0 += 8)
+          attngen_pv_d64_8x32_t112_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0);
+        switch (rows - r0) { /* the last rows: an edge block computes only those */
+        case 0: break;
+        case 7: attngen_pv_d64_7of8x32_t112_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0); break;
+        default: attngen_pv_d64_8x32_t112_pf__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, pf, pfs, r0 == 0 ? pfn : 0); break; /* zero-padded rows */
+        }
       }
     }
   }
