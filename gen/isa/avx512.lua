@@ -55,9 +55,9 @@ return {
     -- one block (7 live rows), each K and V vector converted once; as 4 x 4 and 4 x 64 it was two blocks that both
     -- converted it. Intel Xeon (Emerald Rapids), beyond the LLC, paired medians of 9-21 interleaved calls, results
     -- bit-identical, against 4 x 4 / 4 x 64: h14/kv2/d64 fp32 1.03-1.11x, f16 1.07-1.10x, bf16 1.07-1.14x, int8
-    -- 0.98-1.02x, int8_g32 1.00-1.07x; h28/kv4/d128 fp32 1.03-1.04x, f16 1.09-1.11x, bf16 1.10-1.13x, int8 0.99-1.02x, int8_g32
-    -- 1.12-1.14x; group 8 (h64/kv8/d128) fp32 1.04x, f16 1.03x, bf16 1.00x, int8 0.99x, int8_g32 1.13x (the 4 x 4
-    -- and 4 x 64 against Qwen2.5-0.5B's earlier tuned 2 x 2, Zen 4: fp32 4.2 against 6.3 ms)
+    -- 0.98-1.02x, int8_g32 1.00-1.07x; h28/kv4/d128 fp32 1.03-1.04x, f16 1.09-1.11x, bf16 1.10-1.13x, int8
+    -- 0.99-1.02x, int8_g32 1.12-1.14x; group 8 (h64/kv8/d128) fp32 1.04x, f16 1.03x, bf16 1.00x, int8 0.99x,
+    -- int8_g32 1.13x (the 4 x 4 and 4 x 64 against Qwen2.5-0.5B's earlier tuned 2 x 2, Zen 4: fp32 4.2 against 6.3 ms)
     -- Rows contiguous per head (row-wise blocks, each head's rows read whole in address order), on a quiet Zen 4,
     -- h32/kv8/d128 head-major at kv_len 16384, two runs of `make bench BENCH_FILTER=kvtype`: 2 x 4 read fp32 at
     -- 18.2 against 16.1 GB/s for 2 x 8 (f16 12.2 against 11.8), and 4 x 4 took fp32 from 7.8 to 9.0 ms; groups of
