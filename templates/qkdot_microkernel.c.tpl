@@ -21,6 +21,9 @@ static ATTNGEN_NOINLINE $(attr)void $(mk.qk_name)(const float *restrict qp, cons
 @ if LIVE == 1 and not mk.D then
   (void)dp; /* one row per block */
 @ end
+@ if mk.prefetch_in_blocks and KB == 1 then
+  (void)pfs; /* one key a block: its row of the stream ahead starts at pf */
+@ end
 @ for j = 0, KB - 1 do
   const $(kv.ctype) *restrict k$(I(j)) = krow[$(I(j))];
 @   if kv.scaled then

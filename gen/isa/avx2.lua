@@ -72,7 +72,14 @@ return {
     -- kv_len 256 / 16384: group 8 (h64/kv8/d128) fp32 95 / 101 against 91 / 107, f16 75 / 89 against 100 / 97, int8
     -- 95 / 104 against 109 / 111; group 7 (h28/kv4/d128) fp32 101 / 144 against 104 / 153, f16 82 / 98 against
     -- 91 / 109, int8 93 / 84 against 106 / 106
-    by_group = { { min_g = 7, rb = 4, kb = 3, pr = 4, pvv = 3, columns = true, by_dtype = { i8 = { contig_pv_vectors = 4 } } },
+    by_group = { -- groups of 7+ on an int8 cache: Q·Kᵀ 8 rows x 1 key (8 accumulators), so a group of 7 is one block and
+                 -- each K vector is converted once, not by a 4-row block and a 3-row edge block. Intel Xeon (AVX2
+                 -- kernels), beyond the LLC, paired medians of 11 interleaved calls, bit-identical: h14/kv2/d64 int8
+                 -- 1.04-1.05x, int8_g32 1.01x; h28/kv4/d128 int8 1.08x, int8_g32 1.01-1.05x; group 8 (h64/kv8)
+                 -- int8 0.97-1.02x, int8_g32 1.01-1.03x. The other types lost
+                 -- (fp32 0.98-1.02x, f16 0.94x), as did P·V 8 x 8 (fp32 0.92x, f16 0.91-0.92x)
+                 { min_g = 7, rb = 4, kb = 3, pr = 4, pvv = 3, columns = true,
+                   by_dtype = { i8 = { rb = 8, kb = 1, rb_contiguous = 4, kb_contiguous = 3, contig_pv_vectors = 4 } } },
                  -- groups of 4-6: all 4 rows x 3 keys, each K vector loaded and converted once for 4 FMAs; int8 in
                  -- tiles of its own count (its 1 KiB token rows are under long_row_bytes). 4 x 2 (8 accumulators, each a chain
                  -- of 16 dependent FMAs at d128) waited on its chains: alone in L1, Q·Kᵀ of 4 rows took 16-22 ns a
