@@ -77,7 +77,8 @@ return {
                  -- kernels), beyond the LLC, paired medians of 11 interleaved calls, bit-identical: h14/kv2/d64 int8
                  -- 1.04-1.05x, int8_g32 1.01x; h28/kv4/d128 int8 1.08x, int8_g32 1.01-1.05x; group 8 (h64/kv8)
                  -- int8 0.97-1.02x, int8_g32 1.01-1.03x. The other types lost
-                 -- (fp32 0.98-1.02x, f16 0.94x), as did P·V 8 x 8 (fp32 0.92x, f16 0.91-0.92x)
+                 -- (fp32 0.98-1.02x, f16 0.94x), as did P·V 8 x 8 (fp32 0.92x, f16 0.91-0.92x). Its head-major
+                 -- blocks stay the group's 4 x 3 (rb/kb_contiguous, else they would follow rb and kb)
                  { min_g = 7, rb = 4, kb = 3, pr = 4, pvv = 3, columns = true,
                    by_dtype = { i8 = { rb = 8, kb = 1, rb_contiguous = 4, kb_contiguous = 3, contig_pv_vectors = 4 } } },
                  -- groups of 4-6: all 4 rows x 3 keys, each K vector loaded and converted once for 4 FMAs; int8 in

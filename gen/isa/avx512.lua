@@ -67,8 +67,8 @@ return {
     -- medians of 9 interleaved calls, bit-identical: h32/kv8/d128 int8 1.12x, int8_g32 1.08x (fp32 0.94x, f16
     -- 0.98x: their conversion is cheaper than the second pass); h28/kv4/d128 int8 1.03x, int8_g32 1.11x
     by_group = { -- groups of 9+ (Falcon's one kv head for 71): 4 x 4 and 4 x 64 as before. h71/kv1/d64 with 8 x 2 and
-                 -- 8 x 32 ran its fp32 0.95-0.98x (its one kv head runs the row-wise blocks; P·V there lost the stream
-                 -- prefetch of the 4 x 64 blocks), the other types 1.00-1.02x
+                 -- 8 x 32 ran its fp32 0.95-0.98x, the other types 1.00-1.02x (its one kv head runs the row-wise
+                 -- blocks, whose P·V then went without the 4 x 64 blocks' stream prefetch; giving it one: 0.96-0.98x)
                  { min_g = 9, rb = 4, kb = 4, pr = 4, pvv = 4, columns = true, rb_contiguous = 2, kb_contiguous = 8,
                    by_dtype = { i8 = { rb_contiguous = 4, kb_contiguous = 1, contig_pv_vectors = 4 } } },
                  { min_g = 7, rb = 8, kb = 2, pr = 8, pvv = 2, columns = true, rb_contiguous = 2, kb_contiguous = 8,
